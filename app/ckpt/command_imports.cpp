@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+#include "commands.h"
+#include "text_format.h"
+
+#include "core/checkpoint_file.h"
+#include "core/json_export.h"
+
+#include <algorithm>
+#include <iostream>
+
+int runImports(const CliArgs& args)
+{
+    if (args.positional.size() != 1)
+        return failWith("usage: ckpt imports FILE [--json]");
+    const std::string& path = args.positional[0];
+    ckpt::ImportsReport report;
+    try {
+        report = ckpt::scanImports(path);
+    } catch (const std::exception& e) {
+        return failWith(e.what());
+    }
+    // A broken pickle that names nothing dangerous cannot be judged: say so with exit 2.
+    const int code = report.anyDangerous() ? kExitFindings : report.malformed ? kExitUnreadable : kExitOk;
+    if (code == kExitUnreadable && !args.has("--json")) {
+        for (const auto& n : report.notes)
+            std::cerr << "ckpt: " << path << ": " << n << "\n";
+        return code;
+    }
+    if (args.has("--json")) {
+        std::cout << ckpt::dumpJson(ckpt::importsReportToJson(path, report)) << '\n';
+        return code;
+    }
+    auto entries = report.entries;
+    std::stable_sort(entries.begin(), entries.end(),
+                     [](const ckpt::ImportEntry& a, const ckpt::ImportEntry& b) { return a.safety > b.safety; });
+    TextTable table({"SAFETY", "GLOBAL", "COUNT", "RECORD", "WHY"});
+    for (const auto& e : entries)
+        table.addRow({ckpt::safetyName(e.safety), e.path(), std::to_string(e.count), e.record, e.reason});
+    table.print(std::cout);
+    for (const auto& n : report.notes)
+        std::cout << "note: " << n << "\n";
+    std::cout << "\n" << report.count(ckpt::ImportSafety::Dangerous) << " dangerous, "
+              << report.count(ckpt::ImportSafety::Unknown) << " unknown, " << report.count(ckpt::ImportSafety::Safe)
+              << " safe globals" << (report.anyDangerous() ? ": DO NOT load this file with torch.load(weights_only=False)" : "")
+              << "\n";
+    return code;
+}

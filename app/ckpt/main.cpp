@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+// ckpt: inspect PyTorch training checkpoints from the command line, without Python.
+#include "ckpt_version.h"
+#include "commands.h"
+
+#include <iostream>
+#include <stdexcept>
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: ckpt COMMAND FILE [options]
+
+Reads PyTorch checkpoints (torch.save zip and legacy files, TorchScript archives,
+safetensors, plain pickles) without running Python or any code inside them.
+
+commands:
+  tensors FILE [--json] [--verify-crc]   every tensor: key path, dtype, shape, stride, size
+  tree FILE [--json] [--depth N]         the whole saved object as a tree
+  imports FILE [--json]                  the globals its pickles reference, classified
+                                         safe / unknown / dangerous (exit 1 if dangerous)
+  --version                              print the version
+
+exit codes: 0 ok, 1 findings (dangerous imports), 2 the file cannot be read
+)";
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    std::ios::sync_with_stdio(false);
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+        std::cout << kUsage;
+        return args.empty() ? kExitUnreadable : kExitOk;
+    }
+    if (args[0] == "--version") {
+        std::cout << "ckpt " << CKPT_VERSION << "\n";
+        return kExitOk;
+    }
+    const std::string command = args[0];
+    args.erase(args.begin());
+    try {
+        if (command == "tensors")
+            return runTensors(parseCliArgs(args, {"--json", "--verify-crc"}, {}));
+        if (command == "tree")
+            return runTree(parseCliArgs(args, {"--json"}, {"--depth"}));
+        if (command == "imports")
+            return runImports(parseCliArgs(args, {"--json"}, {}));
+    } catch (const std::invalid_argument& e) {
+        return failWith(std::string(e.what()) + " (see ckpt --help)");
+    } catch (const std::exception& e) {
+        return failWith(std::string("internal error: ") + e.what());
+    }
+    return failWith("unknown command '" + command + "' (see ckpt --help)");
+}

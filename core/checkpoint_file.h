@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// One checkpoint file, opened read-only and understood without running Python: torch.save
+// zip archives (1.6+), legacy torch.save files (<1.6), TorchScript archives, safetensors and
+// plain pickles. Bad input raises OpenError naming the file and the reason.
+#pragma once
+
+#include "core/imports_report.h"
+#include "core/key_path.h"
+#include "core/mapped_file.h"
+#include "core/pickle_interpreter.h"
+#include "core/tensor_info.h"
+#include "core/zip_archive.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ckpt {
+
+enum class FileFormat : uint8_t { TorchZip, TorchLegacy, TorchScript, Safetensors, Pickle };
+
+/// "torch_zip", "torch_legacy", "torchscript", "safetensors", "pickle".
+const char* formatName(FileFormat format);
+
+/// Opening failed. what() reads "<path>: <reason>".
+class OpenError : public std::runtime_error {
+public:
+    OpenError(const std::string& path, const std::string& reason)
+        : std::runtime_error(path + ": " + reason), m_path(path), m_reason(reason) {}
+    const std::string& path() const { return m_path; }
+    const std::string& reason() const { return m_reason; }
+
+private:
+    std::string m_path, m_reason;
+};
+
+struct OpenOptions {
+    PickleLimits limits;
+    std::size_t maxDepth = 1000;
+    bool verifyCrc = false; // also check the CRC of every tensor record (reads all data)
+};
+
+class CheckpointFile {
+public:
+    static std::unique_ptr<CheckpointFile> open(const std::string& path, const OpenOptions& options = {});
+
+    const std::string& path() const { return m_file.path(); }
+    uint64_t fileSize() const { return m_file.size(); }
+    FileFormat format() const { return m_format; }
+    const Document& document() const { return m_doc; }
+    const ValueGraph& graph() const { return m_doc.graph; }
+    NodeId root() const { return m_doc.root; }
+    const std::vector<TensorInfo>& tensors() const { return m_doc.tensors; }
+    const std::vector<StorageInfo>& storages() const { return m_doc.storages; }
+    const std::vector<std::string>& warnings() const { return m_doc.warnings; }
+    const ImportsReport& imports() const { return m_imports; }
+    /// Facts about the container: zip prefix, byteorder, version records, pickle protocol...
+    const std::vector<std::pair<std::string, std::string>>& properties() const { return m_properties; }
+    std::optional<std::string> property(const std::string& key) const;
+    /// True when storages hold big-endian bytes (the `byteorder` record or legacy sys_info).
+    bool bigEndian() const { return m_bigEndian; }
+
+    /// Every tensor with its key path (computed once on open).
+    const std::vector<TensorEntry>& tensorEntries() const { return m_entries; }
+
+    /// The bytes of one storage: a zero-copy view of the mapped file for stored records;
+    /// DEFLATE records are inflated into `scratch`. Throws FormatError when unavailable.
+    Bytes storageBytes(std::size_t storage, std::vector<std::byte>& scratch) const;
+
+    /// The bytes of a tensor's view region (offset .. last element), or empty when it has none.
+    Bytes tensorRegion(const TensorInfo& tensor, std::vector<std::byte>& scratch) const;
+
+    const MappedFile& mappedFile() const { return m_file; }
+    const ZipArchive* zip() const { return m_zip ? &*m_zip : nullptr; }
+
+private:
+    CheckpointFile() = default;
+    void load(const OpenOptions& options);
+    void loadTorchZip(const OpenOptions& options);
+    void loadOldTorchScript(const std::string& prefix);
+    void loadLegacy(const OpenOptions& options);
+    void loadSafetensors();
+    void loadPlainPickle(const OpenOptions& options);
+    NodeId runPickle(Bytes data, std::size_t start, const std::string& record, const OpenOptions& options,
+                     const StorageResolver& resolver, std::size_t* end = nullptr, int* protocol = nullptr);
+    void verifyRecordCrcs();
+
+    MappedFile m_file;
+    FileFormat m_format = FileFormat::Pickle;
+    Document m_doc;
+    ImportsReport m_imports;
+    std::vector<std::pair<std::string, std::string>> m_properties;
+    std::optional<ZipArchive> m_zip;
+    std::vector<TensorEntry> m_entries;
+    bool m_bigEndian = false;
+};
+
+/// What the first bytes say a file is, for messages: "zip archive", "PNG image"...
+std::string sniffFileKind(Bytes head);
+
+/// The imports report for any file that carries pickles (checkpoints, plain pickles, zips of
+/// pickles, numpy .npy object arrays), including ones the loader refuses. Throws OpenError when
+/// the file holds no pickle at all or cannot be read.
+ImportsReport scanImports(const std::string& path);
+
+} // namespace ckpt

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+#include "core/mapped_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utility>
+
+namespace ckpt {
+namespace {
+
+class FdGuard {
+public:
+    explicit FdGuard(int fd) : m_fd(fd) {}
+    ~FdGuard()
+    {
+        if (m_fd >= 0)
+            ::close(m_fd);
+    }
+    int get() const { return m_fd; }
+
+private:
+    int m_fd;
+};
+
+void advise(void* base, std::size_t size, std::size_t offset, std::size_t length, int how)
+{
+    if (!base || offset >= size)
+        return;
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t start = offset / page * page;
+    const std::size_t end = std::min(size, offset + length);
+    ::madvise(static_cast<char*>(base) + start, end - start, how);
+}
+
+} // namespace
+
+MappedFile MappedFile::open(const std::string& path)
+{
+    FdGuard fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    if (fd.get() < 0)
+        throw FormatError(std::string("cannot open: ") + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0)
+        throw FormatError(std::string("cannot stat: ") + std::strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        throw FormatError("is a directory, not a file");
+    if (!S_ISREG(st.st_mode))
+        throw FormatError("is not a regular file");
+
+    MappedFile file;
+    file.m_path = path;
+    file.m_size = static_cast<std::size_t>(st.st_size);
+    if (file.m_size == 0)
+        return file;
+    void* p = ::mmap(nullptr, file.m_size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    if (p == MAP_FAILED)
+        throw FormatError(std::string("cannot map the file: ") + std::strerror(errno));
+    file.m_data = p;
+    return file;
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : m_path(std::move(other.m_path))
+    , m_data(std::exchange(other.m_data, nullptr))
+    , m_size(std::exchange(other.m_size, 0))
+{
+}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept
+{
+    if (this != &other) {
+        reset();
+        m_path = std::move(other.m_path);
+        m_data = std::exchange(other.m_data, nullptr);
+        m_size = std::exchange(other.m_size, 0);
+    }
+    return *this;
+}
+
+MappedFile::~MappedFile() { reset(); }
+
+void MappedFile::reset()
+{
+    if (m_data)
+        ::munmap(m_data, m_size);
+    m_data = nullptr;
+    m_size = 0;
+}
+
+void MappedFile::adviseSequential(std::size_t offset, std::size_t length) const
+{
+    advise(m_data, m_size, offset, length, MADV_SEQUENTIAL);
+}
+
+void MappedFile::adviseDone(std::size_t offset, std::size_t length) const
+{
+    advise(m_data, m_size, offset, length, MADV_DONTNEED);
+}
+
+} // namespace ckpt

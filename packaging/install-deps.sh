@@ -1,0 +1,27 @@
+#!/bin/sh
+# Installs the Debian 12 packages that building, running and testing need.
+# Idempotent: packages already present are skipped, so re-running is cheap.
+set -eu
+
+BUILD="cmake ninja-build g++ pkg-config qt6-base-dev libqcustomplot-dev nlohmann-json3-dev libssl-dev libtorch-dev"
+TEST="python3-torch python3-numpy xvfb xauth imagemagick xxhash libgl1-mesa-dri"
+PACKAGES="$BUILD $TEST ${EXTRA_PACKAGES:-}"
+
+missing=""
+for p in $PACKAGES; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+
+if [ -z "$missing" ]; then
+    echo "install-deps: all packages present"
+    exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends $missing
