@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/checkpoint_file.h"
 
+#include "core/archive_members.h"
 #include "core/pickle_interpreter.h"
 #include "core/safetensors_format.h"
 
@@ -103,10 +104,10 @@ std::size_t scanPickle(ImportsReport& report, const std::string& record, Bytes d
     PickleMachine vm(graph);
     try {
         const PickleRun run = vm.run(data, start);
-        report.add(record, vm.globals());
+        report.addMachine(record, vm);
         return run.end;
     } catch (const std::exception& e) {
-        report.add(record, vm.globals());
+        report.addMachine(record, vm);
         std::unordered_set<std::size_t> seen;
         for (const auto& g : vm.globals())
             seen.insert(g.offset);
@@ -124,7 +125,7 @@ std::size_t scanPickle(ImportsReport& report, const std::string& record, Bytes d
 
 // Plain pickle files may carry more pickles after STOP (a trick to hide a payload from
 // scanners that stop at the first STOP): scan every one.
-void scanPickleSequence(ImportsReport& report, const std::string& record, Bytes data)
+void scanPickleSequence(ImportsReport& report, const std::string& record, Bytes data, bool trailingIsSuspicious = true)
 {
     std::size_t pos = 0;
     for (int index = 0; pos < data.size() && index < 64; ++index) {
@@ -134,8 +135,59 @@ void scanPickleSequence(ImportsReport& report, const std::string& record, Bytes 
             return;
         report.notes.push_back(record + ": " + formatBytes(data.size() - end) + " follow the pickle's STOP opcode"
                                + " (a second pickle hidden after the first is a known scanner bypass)");
-        report.structuralDanger = report.structuralDanger || looksLikePickle(data.subspan(end));
+        if (trailingIsSuspicious && looksLikePickle(data.subspan(end)))
+            report.structuralDanger = true;
         pos = end;
+    }
+}
+
+// The PyTorch 0.1.x tar format's `storages` and `tensors` members interleave small pickles
+// with raw data (formats.md §2.4); walk them record by record so every pickle is scanned.
+void scanTorchTarMember(ImportsReport& report, const std::string& name, Bytes data)
+{
+    ValueGraph graph(std::size_t(1) << 20);
+    auto runOne = [&](std::size_t pos, const std::string& record, NodeId* root) {
+        PickleMachine vm(graph);
+        const PickleRun run = vm.run(data, pos);
+        report.addMachine(record, vm);
+        if (root)
+            *root = run.root;
+        return run.end;
+    };
+    try {
+        NodeId countNode = kNoNode;
+        std::size_t pos = runOne(0, name, &countNode);
+        const int64_t count = graph[countNode].kind == Kind::Int ? graph[countNode].i : -1;
+        if (count < 0 || count > 1000000)
+            throw FormatError("the record count is not a small number");
+        ByteReader r(data);
+        for (int64_t i = 0; i < count; ++i) {
+            NodeId rec = kNoNode;
+            pos = runOne(pos, name + " record " + std::to_string(i), &rec);
+            r.seek(pos);
+            if (name == "storages") {
+                const auto& items = graph[rec].items;
+                const DType dt = items.size() >= 3 && graph[items[2]].kind == Kind::Global
+                                     ? dtypeFromStorageClass(graph[items[2]].text) : DType::Unknown;
+                const int64_t numel = r.i64();
+                if (numel < 0 || dtypeSize(dt) == 0)
+                    throw FormatError("storage record " + std::to_string(i) + " has an unknown size");
+                r.skip(static_cast<uint64_t>(numel) * dtypeSize(dt));
+            } else {
+                const int32_t ndim = r.i32();
+                if (ndim < 0 || ndim > 64)
+                    throw FormatError("tensor record " + std::to_string(i) + " has " + std::to_string(ndim) + " dimensions");
+                r.skip(4 + 16 * static_cast<uint64_t>(ndim) + 8);
+            }
+            pos = r.pos();
+        }
+        if (name == "storages" && pos < data.size())
+            pos = runOne(pos, name + " views", nullptr);
+        if (pos < data.size())
+            report.notes.push_back(name + ": " + formatBytes(data.size() - pos) + " after the last record");
+    } catch (const std::exception& e) {
+        report.notes.push_back(name + ": cannot walk the records (" + e.what() + ")");
+        report.malformed = true;
     }
 }
 
@@ -284,7 +336,7 @@ NodeId CheckpointFile::runPickle(Bytes data, std::size_t start, const std::strin
         std::unordered_set<std::size_t> seen;
         for (const auto& g : vm.globals())
             seen.insert(g.offset);
-        m_imports.add(record, vm.globals());
+        m_imports.addMachine(record, vm);
         std::vector<PickleGlobal> rest;
         for (auto& g : scanGlobalOpcodes(data, start)) {
             if (!seen.contains(g.offset))
@@ -295,7 +347,7 @@ NodeId CheckpointFile::runPickle(Bytes data, std::size_t start, const std::strin
             throw LimitError(record + ": " + e.what());
         throw FormatError(record + ": " + e.what());
     }
-    m_imports.add(record, vm.globals());
+    m_imports.addMachine(record, vm);
     if (end)
         *end = run.end;
     if (protocol)
@@ -325,10 +377,9 @@ void CheckpointFile::loadTorchZip(const OpenOptions& options)
     const std::string prefix = first.substr(0, slash);
     m_properties.emplace_back("archive_prefix", prefix);
     for (const auto& e : zip.entries) {
-        if (!e.name.starts_with(prefix + "/")) {
-            m_doc.warnings.push_back("zip record '" + e.name + "' lies outside the archive folder '" + prefix
-                                     + "/' (PyTorch refuses such archives)");
-        }
+        if (!e.name.starts_with(prefix + "/"))
+            throw FormatError("zip record '" + e.name + "' lies outside the archive folder '" + prefix
+                              + "/' (PyTorch refuses such archives too)");
     }
     auto record = [&](std::string_view name) { return zip.find(prefix + "/" + std::string(name)); };
 
@@ -418,12 +469,8 @@ void CheckpointFile::loadTorchZip(const OpenOptions& options)
         const Bytes constants = entryBytes(data, *constantsPkl, constScratch, std::size_t(1) << 31);
         checkCrc(*constantsPkl, constants);
         const NodeId constRoot = runPickle(constants, 0, "constants.pkl", options, resolverFor("constants"));
-        ValueGraph& g = m_doc.graph;
-        const NodeId root = g.add(Node{.kind = Kind::Dict, .text = "TorchScript archive"});
-        const NodeId k1 = g.addText(Kind::String, "module");
-        const NodeId k2 = g.addText(Kind::String, "constants");
-        g[root].items = {k1, dataRoot, k2, constRoot};
-        m_doc.root = root;
+        m_doc.root = dataRoot;
+        m_doc.extraRoots.emplace_back("constants.pkl", constRoot);
         std::size_t code = 0;
         for (const auto& e : zip.entries)
             code += e.name.find("/code/") != std::string::npos && e.name.ends_with(".py");
@@ -797,6 +844,28 @@ ImportsReport scanImports(const std::string& path)
                 pos = scanPickle(report, "pickle #" + std::to_string(i + 1), data, pos);
         } else if (startsWith(data, "\x93NUMPY")) {
             scanNpy(report, "array", data);
+        } else if (const std::string kind = sniffFileKind(data);
+                   kind == "a 7-Zip archive" || kind == "a tar archive" || kind == "a gzip file" || kind == "an xz file"
+                   || kind == "a bzip2 file") {
+            // Pickles are also shipped inside general archives; look at every member.
+            bool any = false;
+            std::vector<std::string> skipped;
+            forEachArchiveMember(data, std::size_t(1) << 28, [&](const std::string& name, Bytes content) {
+                if (startsWith(content, "\x93NUMPY")) {
+                    scanNpy(report, name, content);
+                    any = true;
+                } else if (kind == "a tar archive" && (name == "storages" || name == "tensors")) {
+                    scanTorchTarMember(report, name, content);
+                    any = true;
+                } else if (looksLikePickle(content) || name.ends_with(".pkl") || startsWithLegacyMagic(content)) {
+                    scanPickleSequence(report, name, content);
+                    any = true;
+                }
+            }, &skipped);
+            for (const auto& name : skipped)
+                report.notes.push_back(name + ": larger than 256 MiB, not scanned");
+            if (!any)
+                throw FormatError(kind + " with no pickle in it");
         } else if (looksLikeSafetensors(data)) {
             report.notes.push_back("safetensors holds no pickle: nothing in it can run code");
         } else if (looksLikePickle(data)) {

@@ -125,8 +125,10 @@ constexpr std::array kDangerous{
     Rule{"builtins.vars", "exposes object internals"},
     Rule{"builtins.breakpoint", "starts a debugger"},
     Rule{"builtins.input", "reads from the terminal"},
-    Rule{"operator.*", "attrgetter / methodcaller build arbitrary calls"},
-    Rule{"_operator.*", "attrgetter / methodcaller build arbitrary calls"},
+    Rule{"operator.attrgetter", "reaches arbitrary attributes"},
+    Rule{"operator.methodcaller", "calls arbitrary methods"},
+    Rule{"_operator.attrgetter", "reaches arbitrary attributes"},
+    Rule{"_operator.methodcaller", "calls arbitrary methods"},
     Rule{"functools.reduce", "calls an arbitrary function"},
     Rule{"types.CodeType", "builds code objects"},
     Rule{"types.FunctionType", "builds functions from code objects"},
@@ -245,6 +247,14 @@ ImportSafety classifyGlobal(const std::string& module, const std::string& name, 
             return ImportSafety::Dangerous;
         }
     }
+    if (module == "functools" && name == "partial") {
+        reason = "binds arguments to a function (LambdaLR factors); the function is judged on its own";
+        return ImportSafety::Unknown;
+    }
+    if (module == "enum" || (module == "collections" && name == "namedtuple")) {
+        reason = "standard-library type machinery";
+        return ImportSafety::Unknown;
+    }
     const std::string top = module.substr(0, module.find('.'));
     if (stdlibModules().contains(top)) {
         reason = "a standard-library callable outside the value types checkpoints use";
@@ -262,7 +272,49 @@ ImportSafety classifyGlobal(const std::string& module, const std::string& name, 
     return ImportSafety::Unknown;
 }
 
-void ImportsReport::add(const std::string& record, const std::vector<PickleGlobal>& globals)
+bool isBenignGetattr(const GetattrUse& use, std::string& reason)
+{
+    if (use.attribute.empty()) {
+        reason = use.target == "(passed on as a value)" ? "getattr passed on as a value, to be called unseen"
+                                                        : "getattr with a computed attribute name";
+        return false;
+    }
+    if (use.attribute.starts_with("__")) {
+        reason = "getattr reaching for " + use.attribute + " (a known route to os.system)";
+        return false;
+    }
+    const std::string module = use.target.substr(0, use.target.rfind('.'));
+    const std::string name = use.target.substr(use.target.rfind('.') + 1);
+    std::string targetReason;
+    if (use.targetIsGlobal || use.targetIsObject) {
+        if (classifyGlobal(module, name, targetReason) == ImportSafety::Dangerous) {
+            reason = "getattr on " + use.target + ", which is dangerous itself";
+            return false;
+        }
+    }
+    // Enum members: getattr(EnumClass, 'NAME'); a class is CapWords, a module object is not.
+    if (use.targetIsGlobal && !name.empty() && name[0] >= 'A' && name[0] <= 'Z')
+        return true;
+    // Bound methods: getattr(<constructed object>, 'method'), e.g. OneCycleLR's anneal_func.
+    if (use.targetIsObject)
+        return true;
+    reason = "getattr(" + use.target + ", '" + use.attribute + "') on something that is neither a class nor an object";
+    return false;
+}
+
+bool isBroadDangerRule(const std::string& module, const std::string& name)
+{
+    for (const auto& r : kDangerous) {
+        if (matches(r.path, module, name))
+            return false;
+    }
+    std::string reason;
+    return classifyGlobal(module, name, reason) == ImportSafety::Dangerous && module != "builtins" && module != "?"
+        && name.find('.') == std::string::npos;
+}
+
+void ImportsReport::add(const std::string& record, const std::vector<PickleGlobal>& globals,
+                        const std::vector<GetattrUse>& getattrUses, const std::unordered_set<std::string>* called)
 {
     for (const auto& g : globals) {
         const std::string module = g.literal ? g.module : "?";
@@ -276,10 +328,44 @@ void ImportsReport::add(const std::string& record, const std::vector<PickleGloba
             e.module = module;
             e.name = name;
             e.safety = classifyGlobal(module, name, e.reason);
+            if (called && e.safety == ImportSafety::Dangerous && !called->contains(e.path())
+                && isBroadDangerRule(module, name)) {
+                e.safety = ImportSafety::Unknown;
+                e.reason = "referenced as a value but never called (" + e.reason + ")";
+            }
             entries.push_back(std::move(e));
             it = entries.end() - 1;
         }
         ++it->count;
+    }
+    // builtins.getattr is judged by how it is used, when the machine saw every use.
+    for (auto& e : entries) {
+        if (e.record != record || e.module != "builtins" || e.name != "getattr" || getattrUses.empty())
+            continue;
+        std::string why;
+        bool benign = true;
+        for (const auto& use : getattrUses) {
+            if (!isBenignGetattr(use, why)) {
+                benign = false;
+                break;
+            }
+        }
+        if (benign) {
+            e.safety = ImportSafety::Unknown;
+            e.reason = "only references enum members or bound methods (getattr(Class, 'NAME'), getattr(obj, 'method'))";
+        } else if (!benign) {
+            e.reason = why;
+        }
+    }
+}
+
+void ImportsReport::addMachine(const std::string& record, const PickleMachine& machine)
+{
+    add(record, machine.globals(), machine.getattrUses(), &machine.calledGlobals());
+    if (machine.indirectCalls() > 0) {
+        notes.push_back(record + ": calls the result of another call " + std::to_string(machine.indirectCalls())
+                        + " time(s), which is how getattr / partial gadgets run code; benign checkpoints never do");
+        structuralDanger = true;
     }
 }
 

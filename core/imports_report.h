@@ -33,13 +33,26 @@ struct ImportsReport {
     bool structuralDanger = false;    // a note that is itself a reason to distrust the file
     bool malformed = false;           // some pickle could not be read to its end
 
-    void add(const std::string& record, const std::vector<PickleGlobal>& globals);
+    /// `called`, when given, lists the globals the pickle called or instantiated; one that is
+    /// only referenced (a function stored as a value) can then be judged less harshly.
+    void add(const std::string& record, const std::vector<PickleGlobal>& globals,
+             const std::vector<GetattrUse>& getattrUses = {}, const std::unordered_set<std::string>* called = nullptr);
+    /// Adds everything a finished (or broken) machine saw, structural signs included.
+    void addMachine(const std::string& record, const PickleMachine& machine);
     bool anyDangerous() const;
     int count(ImportSafety safety) const;
 };
 
 /// Classifies one global; `reason` receives a short justification.
 ImportSafety classifyGlobal(const std::string& module, const std::string& name, std::string& reason);
+
+/// True when classifyGlobal's verdict came from a broad rule (any standard-library callable,
+/// harmless operator functions) rather than from the list of known-dangerous globals.
+bool isBroadDangerRule(const std::string& module, const std::string& name);
+
+/// Whether one getattr REDUCE is the benign kind (an enum member or a bound method); when not,
+/// `reason` says what it reaches for.
+bool isBenignGetattr(const GetattrUse& use, std::string& reason);
 
 /// Walks a pickle's opcodes without building anything (like pickletools.genops) and returns
 /// the GLOBAL / INST operands from `start` on. Used to list the globals after the point where

@@ -260,7 +260,7 @@ json importsReportToJson(const std::string& path, const ImportsReport& report)
                    {"dangerous", report.count(ImportSafety::Dangerous)}};
     json globals = json::array();
     for (const auto& e : report.entries) {
-        globals.push_back({{"module", e.module}, {"name", e.name}, {"record", e.record}, {"count", e.count},
+        globals.push_back({{"global", e.path()}, {"module", e.module}, {"name", e.name}, {"record", e.record}, {"count", e.count},
                            {"safety", safetyName(e.safety)}, {"reason", e.reason}});
     }
     j["globals"] = std::move(globals);

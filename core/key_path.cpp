@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/key_path.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <unordered_set>
@@ -126,11 +127,17 @@ std::string reprOf(const ValueGraph& graph, NodeId id, std::size_t maxLength)
     }
 }
 
-void walkObject(const ValueGraph& graph, NodeId root, const std::function<void(const WalkVisit&)>& visit)
+bool walkObject(const ValueGraph& graph, NodeId root, const std::function<void(const WalkVisit&)>& visit,
+                std::size_t budget)
 {
     if (!graph.valid(root))
-        return;
+        return true;
+    if (budget == 0)
+        budget = std::max<std::size_t>(std::size_t(1) << 20, graph.size() * 16);
     std::unordered_set<NodeId> entered;
+    std::unordered_set<NodeId> onPath;
+    std::size_t visits = 0;
+    bool complete = true;
     KeyPath path;
 
     // Explicit stack: graphs can be deep (the interpreter cuts at its depth limit, but walking
@@ -142,6 +149,7 @@ void walkObject(const ValueGraph& graph, NodeId root, const std::function<void(c
     struct Frame {
         std::vector<Child> children;
         std::size_t next = 0;
+        NodeId node = kNoNode; // the container this frame walks (kNoNode for leaves)
     };
     std::vector<Frame> stack;
 
@@ -197,19 +205,30 @@ void walkObject(const ValueGraph& graph, NodeId root, const std::function<void(c
     };
 
     auto enter = [&](NodeId id) {
+        ++visits;
         const bool container = isContainer(id);
-        const bool repeat = container && !entered.insert(id).second;
+        bool repeat = false;
+        if (container) {
+            const bool seen = !entered.insert(id).second;
+            repeat = onPath.contains(id) || (seen && visits > budget);
+            if (seen && visits > budget && !onPath.contains(id))
+                complete = false;
+        }
         visit(WalkVisit{path, id, repeat});
-        if (container && !repeat)
-            stack.push_back(Frame{childrenOf(id), 0});
-        else
+        if (container && !repeat) {
+            onPath.insert(id);
+            stack.push_back(Frame{childrenOf(id), 0, id});
+        } else {
             stack.push_back(Frame{});
+        }
     };
 
     enter(root);
     while (!stack.empty()) {
         Frame& top = stack.back();
         if (top.next == top.children.size()) {
+            if (top.node != kNoNode)
+                onPath.erase(top.node);
             stack.pop_back();
             if (!path.empty() && !stack.empty())
                 path.pop_back();
@@ -219,6 +238,7 @@ void walkObject(const ValueGraph& graph, NodeId root, const std::function<void(c
         path.push_back(child.key);
         enter(child.node);
     }
+    return complete;
 }
 
 std::vector<TensorEntry> listTensors(const Document& doc)

@@ -27,15 +27,18 @@ std::string reprOf(const ValueGraph& graph, NodeId id, std::size_t maxLength = 8
 struct WalkVisit {
     const KeyPath& path;
     NodeId node;
-    bool repeat; // the node was already reached by another path
+    bool repeat; // a container that is not entered: a cycle back to an ancestor, or the budget is spent
 };
 
-/// Visits every node reachable from `root` with the path to it, parents before children.
-/// Containers are entered once: a container reached again is visited with repeat=true and
-/// not entered, so shared structure (and memo bombs, and cycles) cost O(nodes + edges).
-/// Leaves are visited on every path. Object attributes (BUILD state dicts) are walked by
-/// attribute name; tensors, arrays and scalars are leaves.
-void walkObject(const ValueGraph& graph, NodeId root, const std::function<void(const WalkVisit&)>& visit);
+/// Visits every path from `root`, parents before children, as iterating what torch.load
+/// returns would: a shared container is entered under each of its keys. A container that is
+/// its own ancestor (a cycle) is visited with repeat=true and not entered. Shared structure
+/// can grow exponentially (a memo "billion laughs"), so once `budget` visits have been made a
+/// container already entered elsewhere is no longer entered again; the function then returns
+/// false. Object attributes (BUILD state dicts) are walked by attribute name; tensors, arrays
+/// and scalars are leaves.
+bool walkObject(const ValueGraph& graph, NodeId root, const std::function<void(const WalkVisit&)>& visit,
+                std::size_t budget = 0);
 
 struct TensorEntry {
     KeyPath key;

@@ -796,6 +796,8 @@ private:
         }
         if (path == "copyreg._reconstructor")
             return reconstructor(args, rawCall, depth);
+        if (path == "builtins.getattr" && m_raw.valid(arg(args, 1)) && m_raw[arg(args, 1)].kind == Kind::String)
+            return attributeOf(args, depth);
         return genericObject(path, rawCallee, args, rawCall, depth);
     }
 
@@ -828,6 +830,24 @@ private:
             m_out[out].state = state;
         }
         return m_out[out]; // copied into the reserved node by the caller
+    }
+
+    // getattr(EnumClass, 'NAME') is an enum member; getattr(obj, 'method') a bound method.
+    // Neither is walked into: torch.load would hand back a member or a method, not the object.
+    Node attributeOf(NodeId args, std::size_t depth)
+    {
+        const std::string attribute = rawString(arg(args, 1));
+        const NodeId target = convert(arg(args, 0), depth + 1);
+        const Node& t = m_out[target];
+        Node out{.kind = Kind::Object};
+        out.a = m_out.add(Node{.kind = Kind::String, .text = attribute});
+        if (t.kind == Kind::Global) {
+            out.text = t.text; // the enum class; the member name is in `a`
+        } else {
+            out.text = (t.text.empty() ? std::string("(object)") : t.text) + "." + attribute;
+            out.b = target;
+        }
+        return out;
     }
 
     Node reconstructor(NodeId args, const Node& rawCall, std::size_t depth)

@@ -244,6 +244,7 @@ PickleMachine::PickleMachine(ValueGraph& graph, PickleLimits limits)
     : m_graph(graph)
     , m_limits(limits)
 {
+    m_graph.setMaxNodes(limits.maxNodes);
 }
 
 PickleRun PickleMachine::run(Bytes data, std::size_t start)
@@ -262,6 +263,7 @@ PickleRun PickleMachine::run(Bytes data, std::size_t start)
         if (op == '.') {
             if (m_stack.empty())
                 throw FormatError("pickle STOP with an empty stack" + at(opAt));
+            checkGetattrEscapes();
             PickleRun result;
             result.root = m_stack.back();
             result.end = in.pos();
@@ -371,6 +373,52 @@ void PickleMachine::setItemsOn(NodeId target, const std::vector<NodeId>& kv, std
     t.items.insert(t.items.end(), kv.begin(), kv.end());
 }
 
+// getattr is judged by its REDUCE calls only if it never went anywhere else (into a
+// partial, a list, another call's arguments) from where it could be called unseen.
+void PickleMachine::checkGetattrEscapes()
+{
+    if (m_getattrs.empty())
+        return;
+    auto isGetattr = [&](NodeId id) {
+        return m_graph.valid(id) && m_graph[id].kind == Kind::Global && m_graph[id].text == "builtins.getattr";
+    };
+    for (std::size_t i = 0; i < m_graph.size(); ++i) {
+        const Node& n = m_graph[static_cast<NodeId>(i)];
+        bool escaped = isGetattr(n.b) || isGetattr(n.c) || isGetattr(n.state) || (n.kind != Kind::Call && isGetattr(n.a));
+        for (NodeId item : n.items)
+            escaped = escaped || isGetattr(item);
+        if (escaped) {
+            GetattrUse use;
+            use.target = "(passed on as a value)";
+            m_getattrs.push_back(std::move(use));
+            return;
+        }
+    }
+}
+
+void PickleMachine::recordGetattr(NodeId args, std::size_t offset)
+{
+    GetattrUse use;
+    use.offset = offset;
+    const Node& a = m_graph[args];
+    if (a.kind == Kind::Tuple && a.items.size() >= 2) {
+        const Node& target = m_graph[a.items[0]];
+        const Node& name = m_graph[a.items[1]];
+        if (target.kind == Kind::Global) {
+            use.target = target.text;
+            use.targetIsGlobal = true;
+        } else if (target.kind == Kind::Call || target.kind == Kind::NewObj) {
+            const NodeId cls = target.a;
+            use.target = m_graph.valid(cls) && m_graph[cls].kind == Kind::Global ? m_graph[cls].text : "?";
+            use.targetIsObject = true;
+        }
+        if (name.kind == Kind::String)
+            use.attribute = name.text;
+    }
+    if (m_getattrs.size() < 100000)
+        m_getattrs.push_back(std::move(use));
+}
+
 NodeId PickleMachine::makeLong(Bytes b)
 {
     if (b.size() <= 8) {
@@ -387,7 +435,7 @@ NodeId PickleMachine::makeLong(Bytes b)
     }
     if (b.size() > m_limits.maxLongBytes)
         throw LimitError("pickle integer of " + std::to_string(b.size()) + " bytes exceeds the "
-                         + std::to_string(m_limits.maxLongBytes) + "-byte limit");
+                         + std::to_string(m_limits.maxLongBytes) + "-byte limit (limit exceeded)");
     return makeText(Kind::BigInt, littleEndianToDecimal(b));
 }
 
@@ -470,7 +518,7 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
         in.require(static_cast<uint64_t>(n));
         if (static_cast<std::size_t>(n) > m_limits.maxLongBytes)
             throw LimitError("pickle integer of " + std::to_string(n) + " bytes exceeds the "
-                             + std::to_string(m_limits.maxLongBytes) + "-byte limit" + at(opAt));
+                             + std::to_string(m_limits.maxLongBytes) + "-byte limit (limit exceeded)" + at(opAt));
         push(makeLong(in.take(static_cast<uint64_t>(n))));
         return;
     }
@@ -580,6 +628,7 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
         const std::string module(in.line());
         const std::string name(in.line());
         const NodeId cls = makeGlobal(module, name, opAt, true);
+        m_called.insert(m_graph[cls].text);
         const NodeId args = tupleOf(popMark());
         push(m_graph.add(Node{.kind = Kind::NewObj, .a = cls, .b = args}));
         return;
@@ -590,6 +639,7 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
             throw FormatError("pickle OBJ without a class" + at(opAt));
         const NodeId cls = items.front();
         items.erase(items.begin());
+        m_called.insert(m_graph[cls].kind == Kind::Global ? m_graph[cls].text : "?");
         const NodeId args = tupleOf(std::move(items));
         push(m_graph.add(Node{.kind = Kind::NewObj, .a = cls, .b = args}));
         return;
@@ -597,12 +647,20 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
     case 'R': { // REDUCE
         const NodeId args = pop();
         const NodeId callable = pop();
+        if (m_graph[callable].kind == Kind::Global && m_graph[callable].text == "builtins.getattr")
+            recordGetattr(args, opAt);
+        if (m_graph[callable].kind != Kind::Global)
+            ++m_indirectCalls;
+        else
+            m_called.insert(m_graph[callable].text);
         push(m_graph.add(Node{.kind = Kind::Call, .a = callable, .b = args}));
         return;
     }
     case 0x81: { // NEWOBJ
         const NodeId args = pop();
         const NodeId cls = pop();
+        if (m_graph[cls].kind == Kind::Global)
+            m_called.insert(m_graph[cls].text);
         push(m_graph.add(Node{.kind = Kind::NewObj, .a = cls, .b = args}));
         return;
     }
@@ -610,6 +668,8 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
         const NodeId kwargs = pop();
         const NodeId args = pop();
         const NodeId cls = pop();
+        if (m_graph[cls].kind == Kind::Global)
+            m_called.insert(m_graph[cls].text);
         push(m_graph.add(Node{.kind = Kind::NewObj, .a = cls, .b = args, .c = kwargs}));
         return;
     }

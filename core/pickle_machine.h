@@ -10,6 +10,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace ckpt {
@@ -31,6 +32,17 @@ struct PickleGlobal {
     std::string written;     // "module name" as written, when the mapping changed it
 };
 
+/// A REDUCE of builtins.getattr, with what it reached for: enum members pickle as
+/// getattr(EnumClass, 'NAME') and bound methods as getattr(obj, 'method'); an exploit reaches
+/// for dunder attributes or for attributes of module objects.
+struct GetattrUse {
+    std::size_t offset = 0;
+    std::string target;          // the Global's path, or the class path of the object
+    bool targetIsGlobal = false;
+    bool targetIsObject = false; // a constructed object (REDUCE / NEWOBJ result)
+    std::string attribute;       // empty when not a literal string
+};
+
 struct PickleRun {
     NodeId root = kNoNode;
     std::size_t end = 0;     // offset just past STOP
@@ -47,6 +59,12 @@ public:
     /// Every global referenced so far, kept even when run() threw (the imports report needs
     /// the globals a malicious pickle named before it broke).
     const std::vector<PickleGlobal>& globals() const { return m_globals; }
+    const std::vector<GetattrUse>& getattrUses() const { return m_getattrs; }
+    /// REDUCEs whose callable is not a global but the result of another call: benign pickles
+    /// never do this; getattr / partial gadgets must, to run what they reached.
+    std::size_t indirectCalls() const { return m_indirectCalls; }
+    /// Paths of the globals that were called (REDUCE) or instantiated (NEWOBJ, INST, OBJ).
+    const std::unordered_set<std::string>& calledGlobals() const { return m_called; }
 
 private:
     void step(ByteReader& in, uint8_t op, std::size_t at);
@@ -60,6 +78,8 @@ private:
     void appendTo(NodeId target, const std::vector<NodeId>& values, std::size_t at);
     void setItemsOn(NodeId target, const std::vector<NodeId>& keyValues, std::size_t at);
     NodeId makeLong(Bytes twosComplement);
+    void recordGetattr(NodeId args, std::size_t offset);
+    void checkGetattrEscapes();
     NodeId makeText(Kind kind, std::string text) { return m_graph.add(Node{.kind = kind, .text = std::move(text)}); }
 
     ValueGraph& m_graph;
@@ -68,6 +88,9 @@ private:
     std::vector<std::size_t> m_marks;
     std::unordered_map<uint64_t, NodeId> m_memo;
     std::vector<PickleGlobal> m_globals;
+    std::vector<GetattrUse> m_getattrs;
+    std::size_t m_indirectCalls = 0;
+    std::unordered_set<std::string> m_called;
     int m_protocol = 0;
 };
 

@@ -90,6 +90,8 @@ struct NdArrayInfo {
 struct Document {
     ValueGraph graph;
     NodeId root = kNoNode;
+    /// Other objects a file holds beside its root (a TorchScript archive's constants.pkl).
+    std::vector<std::pair<std::string, NodeId>> extraRoots;
     std::vector<TensorInfo> tensors;
     std::vector<StorageInfo> storages;
     std::vector<NdArrayInfo> arrays;

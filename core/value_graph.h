@@ -74,6 +74,8 @@ class ValueGraph {
 public:
     explicit ValueGraph(std::size_t maxNodes = std::size_t(1) << 22) : m_maxNodes(maxNodes) {}
 
+    void setMaxNodes(std::size_t maxNodes) { m_maxNodes = maxNodes; }
+
     /// Adds a node; throws LimitError past the node limit.
     NodeId add(Node node);
     NodeId add(Kind kind) { return add(Node{.kind = kind}); }

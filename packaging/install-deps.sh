@@ -3,7 +3,7 @@
 # Idempotent: packages already present are skipped, so re-running is cheap.
 set -eu
 
-BUILD="cmake ninja-build g++ pkg-config qt6-base-dev libqcustomplot-dev nlohmann-json3-dev libssl-dev libtorch-dev"
+BUILD="cmake ninja-build g++ pkg-config qt6-base-dev libqcustomplot-dev nlohmann-json3-dev libssl-dev libtorch-dev libarchive-dev zlib1g-dev"
 TEST="python3-torch python3-numpy xvfb xauth imagemagick xxhash libgl1-mesa-dri"
 PACKAGES="$BUILD $TEST ${EXTRA_PACKAGES:-}"
 

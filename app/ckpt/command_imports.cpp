@@ -41,7 +41,9 @@ int runImports(const CliArgs& args)
         std::cout << "note: " << n << "\n";
     std::cout << "\n" << report.count(ckpt::ImportSafety::Dangerous) << " dangerous, "
               << report.count(ckpt::ImportSafety::Unknown) << " unknown, " << report.count(ckpt::ImportSafety::Safe)
-              << " safe globals" << (report.anyDangerous() ? ": DO NOT load this file with torch.load(weights_only=False)" : "")
+              << " safe globals"
+              << (report.structuralDanger && report.count(ckpt::ImportSafety::Dangerous) == 0 ? "; the notes above are red flags" : "")
+              << (report.anyDangerous() ? ": DO NOT load this file with torch.load(weights_only=False)" : "")
               << "\n";
     return code;
 }

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+// Hostile and broken inputs: every file from tests/fixtures/make_hostile.py is opened and
+// scanned in-process (a crash fails the test binary), with the expectation the generator
+// recorded; payload marker files must never appear. Then every truncation and many byte
+// flips of real checkpoints must open or fail cleanly with a message naming the file.
+#include "test_support.h"
+
+#include <QTest>
+
+#include <filesystem>
+
+using namespace ckpt;
+using namespace testsupport;
+using nlohmann::json;
+
+class TestHostileInputs : public QObject {
+    Q_OBJECT
+private slots:
+    void hostileFile_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("expect");
+        QTest::addColumn<QStringList>("dangerous");
+        QTest::addColumn<QString>("marker");
+        const json manifest = readJson(hostileDir() + "/hostile.json");
+        QVERIFY(manifest.size() >= 50);
+        for (const auto& e : manifest) {
+            QStringList globals;
+            for (const auto& g : e["dangerous_globals"])
+                globals << QString::fromStdString(g.get<std::string>());
+            QTest::newRow(e["file"].get<std::string>().c_str())
+                << QString::fromStdString(e["file"].get<std::string>()) << QString::fromStdString(e["expect"].get<std::string>())
+                << globals << (e["marker"].is_string() ? QString::fromStdString(e["marker"].get<std::string>()) : QString());
+        }
+    }
+
+    void hostileFile()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, expect);
+        QFETCH(QStringList, dangerous);
+        QFETCH(QString, marker);
+        const std::string path = hostileDir() + "/" + file.toStdString();
+
+        std::string openError;
+        try {
+            CheckpointFile::open(path);
+        } catch (const OpenError& e) {
+            openError = e.what();
+            QVERIFY2(openError.starts_with(path + ": "), ("the error must name the file: " + openError).c_str());
+            QVERIFY2(openError.size() > path.size() + 8, "the error must say why");
+        }
+        std::string scanError;
+        ImportsReport report;
+        try {
+            report = scanImports(path);
+        } catch (const OpenError& e) {
+            scanError = e.what();
+        }
+
+        if (expect == QLatin1String("unreadable"))
+            QVERIFY2(!openError.empty(), "a broken file must be refused");
+        if (expect == QLatin1String("opens"))
+            QVERIFY2(openError.empty(), openError.c_str());
+        if (expect == QLatin1String("dangerous")) {
+            QVERIFY2(scanError.empty(), scanError.c_str());
+            QVERIFY(report.anyDangerous());
+            for (const QString& g : dangerous) {
+                const bool named = std::any_of(report.entries.begin(), report.entries.end(), [&](const ImportEntry& e) {
+                    return e.path() == g.toStdString() && e.safety == ImportSafety::Dangerous;
+                });
+                QVERIFY2(named, ("the report must name " + g.toStdString() + " as dangerous").c_str());
+            }
+        }
+        if (!marker.isEmpty())
+            QVERIFY2(!std::filesystem::exists(marker.toStdString()), "the payload ran");
+    }
+
+    // Every prefix of a real checkpoint: opening either works or fails with a clear error.
+    void truncations_data()
+    {
+        QTest::addColumn<QString>("name");
+        for (const char* n : {"full_checkpoint.pt", "full_checkpoint_legacy.pt", "full_checkpoint_deflated.pt", "containers.pt"})
+            QTest::newRow(n) << QString::fromLatin1(n);
+    }
+
+    void truncations()
+    {
+        QFETCH(QString, name);
+        const auto bytes = readFile(checkpointsDir() + "/" + name.toStdString());
+        QVERIFY(bytes.size() > 1000);
+        const std::string tmp = std::string(CKPT_TESTDATA_DIR) + "/truncated-" + name.toStdString();
+        int refused = 0;
+        const std::size_t step = std::max<std::size_t>(1, bytes.size() / 700);
+        for (std::size_t len = 0; len < bytes.size(); len += step) {
+            writeFile(tmp, Bytes(bytes.data(), len));
+            try {
+                // A file cut inside its storage records (legacy layout) still opens, but must
+                // say that tensors lost their bytes.
+                auto f = CheckpointFile::open(tmp);
+                QVERIFY2(!f->warnings().empty(), ("a truncated file opened silently at " + std::to_string(len)).c_str());
+            } catch (const OpenError& e) {
+                ++refused;
+                QVERIFY(std::string(e.what()).starts_with(tmp));
+            }
+        }
+        QVERIFY2(refused > 300, std::to_string(refused).c_str());
+        std::filesystem::remove(tmp);
+    }
+
+    // Flipped bytes anywhere: the reader may accept or refuse, never crash or hang; any
+    // tensor it accepts must lie inside the file.
+    void byteFlips()
+    {
+        for (const char* name : {"full_checkpoint.pt", "full_checkpoint_legacy_p4.pt", "full_checkpoint_deflated.pt"}) {
+            const auto original = readFile(checkpointsDir() + "/" + name);
+            const std::string tmp = std::string(CKPT_TESTDATA_DIR) + "/flipped-" + name;
+            uint32_t seed = 12345;
+            for (int round = 0; round < 600; ++round) {
+                auto bytes = original;
+                for (int k = 0; k < 1 + round % 4; ++k) {
+                    seed = seed * 1103515245u + 12345u;
+                    const std::size_t at = (seed >> 8) % bytes.size();
+                    bytes[at] = static_cast<std::byte>(static_cast<uint8_t>(bytes[at]) ^ (1u << (seed % 8)));
+                }
+                writeFile(tmp, bytes);
+                try {
+                    auto f = CheckpointFile::open(tmp);
+                    std::vector<std::byte> scratch;
+                    for (const auto& t : f->tensors()) {
+                        if (!t.hasData())
+                            continue;
+                        try {
+                            const Bytes region = f->tensorRegion(t, scratch);
+                            if (!f->storages()[t.storage].compressed)
+                                QVERIFY(region.data() + region.size() <= f->mappedFile().bytes().data() + f->fileSize());
+                        } catch (const FormatError&) {
+                            // a corrupt deflate stream is reported, not read
+                        }
+                    }
+                } catch (const OpenError&) {
+                }
+                try {
+                    scanImports(tmp);
+                } catch (const OpenError&) {
+                }
+            }
+            std::filesystem::remove(tmp);
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHostileInputs)
+#include "tst_hostile_inputs.moc"
