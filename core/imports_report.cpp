@@ -89,6 +89,7 @@ constexpr std::array kSafe{
     Rule{"torch.serialization._get_layout", "tensor layout"},
     Rule{"torch._tensor._rebuild_from_type_v2", "tensor subclass rebuild"},
     Rule{"torch.jit._pickle.*", "TorchScript pickler helpers"},
+    Rule{"torch.torch_version.TorchVersion", "torch.__version__ (a str subclass)"},
 };
 
 constexpr std::array<std::string_view, 14> kTorchRebuild{

@@ -778,6 +778,8 @@ private:
                 dev += ":" + std::to_string(*index);
             return Node{.kind = Kind::Device, .text = dev};
         }
+        if (path == "torch.torch_version.TorchVersion" && m_raw.valid(arg(args, 0)) && m_raw[arg(args, 0)].kind == Kind::String)
+            return Node{.kind = Kind::String, .text = rawString(arg(args, 0))}; // a str subclass: torch.__version__
         if (path == "torch.serialization._get_layout")
             return Node{.kind = Kind::Layout, .text = rawString(arg(args, 0))};
         if (path == "numpy.core.multiarray._reconstruct" || path == "numpy._core.multiarray._reconstruct")

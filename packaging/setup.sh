@@ -1,0 +1,29 @@
+#!/bin/bash
+# One entry point for a fresh Debian 12 machine (as root, or with sudo available):
+#   packaging/setup.sh run    install what is missing, build, open the app on the sample run
+#   packaging/setup.sh test   install what is missing, build, run every test
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode="${1:-run}"
+
+bash packaging/install-deps.sh
+cmake --preset release >/dev/null
+cmake --build --preset release
+
+case "$mode" in
+run)
+    sample="sample_runs/tiny-mlp/$(cat sample_runs/tiny-mlp/latest)"
+    if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+        echo "No display: rendering the window offscreen to build/sample-run.png instead."
+        QT_QPA_PLATFORM=offscreen exec build/bin/checkpoint-inspector "$sample" --screenshot build/sample-run.png
+    fi
+    exec build/bin/checkpoint-inspector "$sample"
+    ;;
+test)
+    exec ctest --preset release
+    ;;
+*)
+    echo "usage: $0 run|test" >&2
+    exit 2
+    ;;
+esac
