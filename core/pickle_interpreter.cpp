@@ -840,13 +840,14 @@ private:
     {
         const std::string attribute = rawString(arg(args, 1));
         const NodeId target = convert(arg(args, 0), depth + 1);
-        const Node& t = m_out[target];
+        const Kind targetKind = m_out[target].kind;
+        const std::string targetText = m_out[target].text; // copied: add() below may move the nodes
         Node out{.kind = Kind::Object};
         out.a = m_out.add(Node{.kind = Kind::String, .text = attribute});
-        if (t.kind == Kind::Global) {
-            out.text = t.text; // the enum class; the member name is in `a`
+        if (targetKind == Kind::Global) {
+            out.text = targetText; // the enum class; the member name is in `a`
         } else {
-            out.text = (t.text.empty() ? std::string("(object)") : t.text) + "." + attribute;
+            out.text = (targetText.empty() ? std::string("(object)") : targetText) + "." + attribute;
             out.b = target;
         }
         return out;
