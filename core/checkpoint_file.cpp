@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <cstring>
 #include <map>
+#include <set>
 #include <unordered_set>
 
 namespace ckpt {
@@ -214,6 +215,7 @@ const char* formatName(FileFormat format)
     case FileFormat::TorchLegacy: return "torch_legacy";
     case FileFormat::TorchScript: return "torchscript";
     case FileFormat::Safetensors: return "safetensors";
+    case FileFormat::SafetensorsIndex: return "safetensors_index";
     case FileFormat::Pickle: return "pickle";
     }
     return "?";
@@ -298,6 +300,9 @@ void CheckpointFile::load(const OpenOptions& options)
     } else if (looksLikeSafetensors(data)) {
         m_format = FileFormat::Safetensors;
         loadSafetensors();
+    } else if (path().ends_with(".safetensors.index.json")) {
+        m_format = FileFormat::SafetensorsIndex;
+        loadSafetensorsIndex();
     } else if (looksLikePickle(data)) {
         m_format = FileFormat::Pickle;
         loadPlainPickle(options);
@@ -753,6 +758,93 @@ void CheckpointFile::loadSafetensors()
     m_doc.root = root;
 }
 
+// A sharded set: the index maps each tensor to a shard file beside it. Every shard is read
+// with the same strictness as a single file; a missing or broken shard is reported and the
+// tensors it should hold are marked, while the other shards still open.
+void CheckpointFile::loadSafetensorsIndex()
+{
+    const SafetensorsIndex index = parseSafetensorsIndex(asText(m_file.bytes()));
+    for (const auto& [k, v] : index.metadata)
+        m_properties.emplace_back("metadata." + k, v);
+    const std::string dir = path().find('/') == std::string::npos ? "." : path().substr(0, path().rfind('/'));
+
+    std::vector<std::string> shardNames;
+    for (const auto& [tensor, shard] : index.weightMap) {
+        if (std::find(shardNames.begin(), shardNames.end(), shard) == shardNames.end())
+            shardNames.push_back(shard);
+    }
+    m_properties.emplace_back("shards", std::to_string(shardNames.size()));
+
+    // Per shard: its header, or why it could not be read.
+    std::map<std::string, std::pair<uint32_t, SafetensorsHeader>> headers;
+    for (const auto& shard : shardNames) {
+        try {
+            MappedFile file = MappedFile::open(dir + "/" + shard);
+            SafetensorsHeader header = parseSafetensors(file.bytes());
+            for (const auto& w : header.warnings)
+                m_doc.warnings.push_back(shard + ": " + w);
+            m_shards.push_back(std::move(file));
+            headers.emplace(shard, std::make_pair(static_cast<uint32_t>(m_shards.size()), std::move(header)));
+        } catch (const FormatError& e) {
+            m_doc.warnings.push_back("shard " + shard + " cannot be read: " + e.what());
+        }
+    }
+
+    ValueGraph& g = m_doc.graph;
+    const NodeId root = g.add(Node{.kind = Kind::Dict});
+    std::set<std::pair<std::string, std::string>> listed;
+    for (const auto& [name, shard] : index.weightMap) {
+        listed.emplace(shard, name);
+        NodeId value = kNoNode;
+        const auto h = headers.find(shard);
+        const SafetensorsTensor* st = nullptr;
+        if (h != headers.end()) {
+            for (const auto& t : h->second.second.tensors) {
+                if (t.name == name)
+                    st = &t;
+            }
+        }
+        if (!st) {
+            const std::string why = h == headers.end() ? "its shard " + shard + " cannot be read"
+                                                       : "the index puts it in " + shard + ", which does not hold it";
+            m_doc.warnings.push_back("tensor " + name + ": " + why);
+            value = g.addText(Kind::Invalid, why);
+        } else {
+            StorageInfo s;
+            s.key = shard + ":" + name;
+            s.dtype = st->dtype == DType::Unknown ? DType::UInt8 : st->dtype;
+            s.fileIndex = h->second.first;
+            s.fileOffset = st->begin;
+            s.byteSize = st->end - st->begin;
+            s.numel = s.byteSize / dtypeSize(s.dtype);
+            s.available = true;
+            m_doc.storages.push_back(std::move(s));
+            TensorInfo t;
+            t.dtype = st->dtype;
+            t.dtypeName = st->dtype == DType::Unknown ? st->dtypeCode : std::string(dtypeName(st->dtype));
+            t.shape = st->shape;
+            t.stride.assign(st->shape.size(), 1);
+            for (std::size_t d = st->shape.size(); d-- > 1;)
+                t.stride[d - 1] = t.stride[d] * std::max<int64_t>(st->shape[d], 1);
+            t.storage = static_cast<int32_t>(m_doc.storages.size() - 1);
+            if (st->dtype == DType::Unknown)
+                t.problem = "sub-byte element type " + st->dtypeCode + " is listed but not decoded";
+            m_doc.tensors.push_back(std::move(t));
+            value = g.add(Node{.kind = Kind::Tensor, .ref = static_cast<uint32_t>(m_doc.tensors.size() - 1)});
+        }
+        const NodeId key = g.addText(Kind::String, name);
+        g[root].items.push_back(key);
+        g[root].items.push_back(value);
+    }
+    for (const auto& [shard, entry] : headers) {
+        for (const auto& t : entry.second.tensors) {
+            if (!listed.contains({shard, t.name}))
+                m_doc.warnings.push_back("shard " + shard + " holds tensor " + t.name + ", which the index does not list");
+        }
+    }
+    m_doc.root = root;
+}
+
 void CheckpointFile::loadPlainPickle(const OpenOptions& options)
 {
     const Bytes data = m_file.bytes();
@@ -779,7 +871,8 @@ Bytes CheckpointFile::storageBytes(std::size_t index, std::vector<std::byte>& sc
         throw FormatError(s.problem.empty() ? "storage " + s.key + " has no bytes" : s.problem);
     if (s.compressed && m_zip)
         return entryBytes(m_file.bytes(), m_zip->entries[static_cast<std::size_t>(s.zipEntry)], scratch);
-    return m_file.bytes().subspan(s.fileOffset, s.byteSize);
+    const MappedFile& file = s.fileIndex == 0 ? m_file : m_shards.at(s.fileIndex - 1);
+    return file.bytes().subspan(s.fileOffset, s.byteSize);
 }
 
 Bytes CheckpointFile::tensorRegion(const TensorInfo& t, std::vector<std::byte>& scratch) const

@@ -19,9 +19,9 @@
 
 namespace ckpt {
 
-enum class FileFormat : uint8_t { TorchZip, TorchLegacy, TorchScript, Safetensors, Pickle };
+enum class FileFormat : uint8_t { TorchZip, TorchLegacy, TorchScript, Safetensors, SafetensorsIndex, Pickle };
 
-/// "torch_zip", "torch_legacy", "torchscript", "safetensors", "pickle".
+/// "torch_zip", "torch_legacy", "torchscript", "safetensors", "safetensors_index", "pickle".
 const char* formatName(FileFormat format);
 
 /// Opening failed. what() reads "<path>: <reason>".
@@ -73,6 +73,8 @@ public:
     Bytes tensorRegion(const TensorInfo& tensor, std::vector<std::byte>& scratch) const;
 
     const MappedFile& mappedFile() const { return m_file; }
+    /// The shard files a sharded safetensors index refers to (StorageInfo::fileIndex - 1).
+    const std::vector<MappedFile>& shards() const { return m_shards; }
     const ZipArchive* zip() const { return m_zip ? &*m_zip : nullptr; }
 
 private:
@@ -82,12 +84,14 @@ private:
     void loadOldTorchScript(const std::string& prefix);
     void loadLegacy(const OpenOptions& options);
     void loadSafetensors();
+    void loadSafetensorsIndex();
     void loadPlainPickle(const OpenOptions& options);
     NodeId runPickle(Bytes data, std::size_t start, const std::string& record, const OpenOptions& options,
                      const StorageResolver& resolver, std::size_t* end = nullptr, int* protocol = nullptr);
     void verifyRecordCrcs();
 
     MappedFile m_file;
+    std::vector<MappedFile> m_shards;
     FileFormat m_format = FileFormat::Pickle;
     Document m_doc;
     ImportsReport m_imports;

@@ -54,15 +54,17 @@ std::string formatDouble(double v)
 
 std::string formatKeyPath(const KeyPath& path)
 {
+    // '/' between parts keeps state-dict names readable ("model/conv.weight"); a part that is
+    // empty or holds '/' itself is quoted.
     std::string out;
-    for (const auto& part : path) {
-        if (!out.empty())
-            out += '.';
-        if (const auto* i = std::get_if<int64_t>(&part)) {
-            out += std::to_string(*i);
+    for (std::size_t i = 0; i < path.size(); ++i) {
+        if (i)
+            out += '/';
+        if (const auto* n = std::get_if<int64_t>(&path[i])) {
+            out += std::to_string(*n);
         } else {
-            const auto& s = std::get<std::string>(part);
-            out += s.find('.') == std::string::npos && !s.empty() ? s : "'" + s + "'";
+            const auto& s = std::get<std::string>(path[i]);
+            out += s.empty() || s.find('/') != std::string::npos ? "'" + s + "'" : s;
         }
     }
     return out;

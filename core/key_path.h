@@ -15,7 +15,7 @@ namespace ckpt {
 using KeyPart = std::variant<int64_t, std::string>;
 using KeyPath = std::vector<KeyPart>;
 
-/// "optimizer.state.0.exp_avg"; parts containing '.' are quoted.
+/// "optimizer/state/0/exp_avg", "model/conv.weight"; empty parts or parts holding '/' are quoted.
 std::string formatKeyPath(const KeyPath& path);
 
 /// The key a dict key node stands for: strings and ints as they are, anything else by its repr.

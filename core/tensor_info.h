@@ -22,6 +22,7 @@ struct StorageInfo {
     std::string location;          // "cpu", "cuda:0" ("" when the format has no device)
     DType dtype = DType::Unknown;  // the element type it was saved as (uint8 for untyped storages)
     uint64_t numel = 0;            // in elements of dtype
+    uint32_t fileIndex = 0;        // 0: the opened file; i > 0: its (i-1)th shard (sharded safetensors)
     uint64_t fileOffset = 0;       // absolute offset of the first byte (stored data)
     uint64_t byteSize = 0;         // bytes present in the file
     bool available = false;        // the bytes exist and are at least numel * element size

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+// Shared by the ui tests: a headless test main, real checkpoints from Debian's PyTorch, and a
+// printable dump of any item model for golden comparisons.
+#pragma once
+
+#include <QAbstractItemModel>
+#include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QStringList>
+#include <QtTest>
+
+#ifndef CKPT_TEST_PYTHON
+#error "CKPT_TEST_PYTHON must name the Python that has torch (tests/ui/CMakeLists.txt sets it)"
+#endif
+
+/// QTEST_MAIN that also runs headless when started by hand (ctest sets the variable too).
+#define CKPT_UI_TEST_MAIN(TestObject)                                                                                  \
+    int main(int argc, char** argv)                                                                                    \
+    {                                                                                                                  \
+        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))                                                            \
+            qputenv("QT_QPA_PLATFORM", "offscreen");                                                                   \
+        QApplication app(argc, argv);                                                                                  \
+        app.setAttribute(Qt::AA_Use96Dpi, true);                                                                       \
+        TestObject tc;                                                                                                 \
+        QTEST_SET_MAIN_SOURCE_PATH                                                                                     \
+        return QTest::qExec(&tc, argc, argv);                                                                          \
+    }
+
+namespace UiTest {
+
+/// Runs tests/fixtures/make_checkpoints.py into `outDir` (about 2 s). Returns an error message, or
+/// an empty string on success.
+inline QString generateCheckpoints(const QString& outDir)
+{
+    QProcess python;
+    python.setProcessChannelMode(QProcess::MergedChannels);
+    python.start(QStringLiteral(CKPT_TEST_PYTHON), {QStringLiteral(CKPT_MAKE_CHECKPOINTS), outDir});
+    if (!python.waitForFinished(120000) || python.exitStatus() != QProcess::NormalExit || python.exitCode() != 0) {
+        return QStringLiteral("%1 %2 failed (needs python3-torch, see packaging/install-deps.sh): %3")
+            .arg(QStringLiteral(CKPT_TEST_PYTHON), QStringLiteral(CKPT_MAKE_CHECKPOINTS),
+                 QString::fromLocal8Bit(python.readAll()) + python.errorString());
+    }
+    return {};
+}
+
+/// Runs tests/fixtures/make_hostile.py into `outDir`: broken and malicious inputs that are
+/// never executed. Returns an error message, or an empty string on success.
+inline QString generateHostile(const QString& outDir)
+{
+    QProcess python;
+    python.setProcessChannelMode(QProcess::MergedChannels);
+    python.start(QStringLiteral(CKPT_TEST_PYTHON), {QStringLiteral(CKPT_MAKE_HOSTILE), outDir});
+    if (!python.waitForFinished(120000) || python.exitStatus() != QProcess::NormalExit || python.exitCode() != 0)
+        return QString::fromLocal8Bit(python.readAll()) + python.errorString();
+    return {};
+}
+
+/// Runs a Python snippet with the test Python (argv[1] = `arg`).
+inline QString runPython(const QString& code, const QString& arg)
+{
+    QProcess python;
+    python.setProcessChannelMode(QProcess::MergedChannels);
+    python.start(QStringLiteral(CKPT_TEST_PYTHON), {QStringLiteral("-c"), code, arg});
+    if (!python.waitForFinished(60000) || python.exitCode() != 0)
+        return QString::fromLocal8Bit(python.readAll()) + python.errorString();
+    return {};
+}
+
+inline bool writeFile(const QString& path, const QByteArray& bytes)
+{
+    QFile file(path);
+    return file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size();
+}
+
+inline QJsonObject readJson(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(file.readAll()).object();
+}
+
+/// One line per row, indented two spaces per level, cells joined by " | "; expands everything.
+inline void dumpModel(const QAbstractItemModel& model, const QModelIndex& parent, int depth, QStringList& out)
+{
+    for (int row = 0; row < model.rowCount(parent); ++row) {
+        QStringList cells;
+        for (int column = 0; column < model.columnCount(parent); ++column)
+            cells.append(model.index(row, column, parent).data().toString());
+        out.append(QString(depth * 2, QLatin1Char(' ')) + cells.join(QStringLiteral(" | ")));
+        const QModelIndex child = model.index(row, 0, parent);
+        if (model.hasChildren(child))
+            dumpModel(model, child, depth + 1, out);
+    }
+}
+
+inline QStringList dumpModel(const QAbstractItemModel& model)
+{
+    QStringList out;
+    dumpModel(model, {}, 0, out);
+    return out;
+}
+
+/// Compares line by line so a failure names the first differing line.
+inline bool compareLines(const QStringList& actual, const QStringList& expected)
+{
+    const qsizetype n = qMin(actual.size(), expected.size());
+    for (qsizetype i = 0; i < n; ++i) {
+        if (actual[i] != expected[i]) {
+            qWarning().noquote() << "line" << i << "\n  actual:  " << actual[i] << "\n  expected:" << expected[i];
+            qWarning().noquote() << "full dump:\n" << actual.join(QLatin1Char('\n'));
+            return false;
+        }
+    }
+    if (actual.size() != expected.size()) {
+        qWarning().noquote() << "line counts differ:" << actual.size() << "vs" << expected.size() << "\nfull dump:\n"
+                             << actual.join(QLatin1Char('\n'));
+        return false;
+    }
+    return true;
+}
+
+} // namespace UiTest

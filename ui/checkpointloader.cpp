@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+#include "ui/checkpointloader.h"
+
+#include "core/checkpoint_file.h"
+#include "ui/textformat.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace {
+
+struct OpenResult {
+    std::shared_ptr<const ckpt::CheckpointFile> file;
+    QString reason;
+};
+
+OpenResult openFile(const QString& path)
+{
+    OpenResult result;
+    try {
+        result.file = ckpt::CheckpointFile::open(path.toStdString());
+    } catch (const ckpt::OpenError& e) {
+        result.reason = fromUtf8(e.reason());
+    } catch (const std::exception& e) {
+        result.reason = fromUtf8(e.what());
+    } catch (...) {
+        result.reason = CheckpointLoader::tr("unexpected error while reading");
+    }
+    return result;
+}
+
+} // namespace
+
+CheckpointLoader::CheckpointLoader(QObject* parent)
+    : QObject(parent)
+{
+    qRegisterMetaType<std::shared_ptr<const ckpt::CheckpointFile>>();
+}
+
+CheckpointLoader::~CheckpointLoader()
+{
+    // The tasks only touch their own result, but the watchers (our children) must not outlive
+    // the pool they wait on: finish here, before QObject deletes them.
+    m_pool.clear();
+    m_pool.waitForDone();
+}
+
+QStringList CheckpointLoader::checkpointNameFilters()
+{
+    return {QStringLiteral("*.pt"), QStringLiteral("*.pth"), QStringLiteral("*.bin"), QStringLiteral("*.ckpt"),
+            QStringLiteral("*.safetensors"), QStringLiteral("*.pkl")};
+}
+
+QStringList CheckpointLoader::expandPaths(const QStringList& paths)
+{
+    QStringList files;
+    for (const QString& path : paths) {
+        const QFileInfo info(path);
+        if (!info.isDir()) {
+            files.append(path);
+            continue;
+        }
+        const QDir dir(path);
+        const QStringList names = dir.entryList(checkpointNameFilters(), QDir::Files | QDir::Readable, QDir::Name);
+        if (names.isEmpty())
+            files.append(path); // fails below with "no checkpoint files"
+        for (const QString& name : names)
+            files.append(dir.filePath(name));
+    }
+    return files;
+}
+
+void CheckpointLoader::load(const QString& path)
+{
+    load(QStringList{path});
+}
+
+void CheckpointLoader::load(const QStringList& paths)
+{
+    const quint64 generation = ++m_generation;
+    // Drop the previous batch: opens not started yet are removed from the pool, and its
+    // watchers go with their batch object (later: one of them may be the caller right now).
+    m_pool.clear();
+    if (m_batch)
+        m_batch->deleteLater();
+    m_batch = new QObject(this);
+    QObject* const batch = m_batch;
+    const QStringList files = expandPaths(paths);
+    m_total = static_cast<int>(files.size());
+    m_pending = m_total;
+    emit started(files);
+    emit progress(0, m_total);
+
+    if (files.isEmpty()) {
+        QMetaObject::invokeMethod(batch, [this, generation] {
+            if (generation == m_generation)
+                emit finished();
+        }, Qt::QueuedConnection);
+        return;
+    }
+    for (const QString& file : files) {
+        if (QFileInfo(file).isDir()) {
+            const QString reason = tr("no checkpoint files (%1) in this folder")
+                                       .arg(checkpointNameFilters().join(QStringLiteral(" ")));
+            QMetaObject::invokeMethod(batch, [this, generation, file, reason] {
+                if (generation != m_generation)
+                    return;
+                emit failed(file, reason);
+                deliver(generation);
+            }, Qt::QueuedConnection);
+            continue;
+        }
+        // The watcher lives on the GUI thread and reports there; it is deleted once read.
+        auto* watcher = new QFutureWatcher<OpenResult>(batch);
+        connect(watcher, &QFutureWatcherBase::finished, batch, [this, watcher, generation, file] {
+            watcher->deleteLater();
+            if (generation != m_generation || watcher->future().isCanceled())
+                return; // a newer batch started
+            const OpenResult result = watcher->result();
+            if (result.file)
+                emit loaded(result.file);
+            else
+                emit failed(file, result.reason);
+            deliver(generation);
+        });
+        watcher->setFuture(QtConcurrent::run(&m_pool, openFile, file));
+    }
+}
+
+void CheckpointLoader::deliver(quint64 generation)
+{
+    if (generation != m_generation || m_pending == 0)
+        return;
+    --m_pending;
+    emit progress(m_total - m_pending, m_total);
+    if (m_pending == 0)
+        emit finished();
+}

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// Opens checkpoints off the GUI thread. Each load() starts a new batch: a folder becomes every
+// checkpoint file directly inside it, each opened on its own so one failure never hides the
+// others. Results arrive on the GUI thread; results of an earlier batch are dropped.
+#pragma once
+
+#include <QObject>
+#include <QStringList>
+#include <QThreadPool>
+
+#include <memory>
+
+namespace ckpt {
+class CheckpointFile;
+}
+
+class CheckpointLoader final : public QObject {
+    Q_OBJECT
+public:
+    explicit CheckpointLoader(QObject* parent = nullptr);
+    /// Waits for opens still running (their results are dropped).
+    ~CheckpointLoader() override;
+
+    /// File name endings a folder is searched for: .pt .pth .bin .ckpt .safetensors .pkl
+    static QStringList checkpointNameFilters();
+    /// `paths` with every folder replaced by the checkpoint files in it (sorted by name). A folder
+    /// without any stays in the list, so it can fail with a reason.
+    static QStringList expandPaths(const QStringList& paths);
+
+    void load(const QString& path);
+    void load(const QStringList& paths);
+
+    bool isBusy() const { return m_pending > 0; }
+
+signals:
+    /// A new batch begins: `files` are the paths that will each get loaded() or failed().
+    void started(const QStringList& files);
+    void loaded(std::shared_ptr<const ckpt::CheckpointFile> file);
+    void failed(const QString& path, const QString& reason);
+    void progress(int done, int total);
+    /// Every file of the batch has arrived.
+    void finished();
+
+private:
+    void deliver(quint64 generation);
+
+    QThreadPool m_pool;
+    QObject* m_batch = nullptr; // parent of the current batch's watchers
+    quint64 m_generation = 0;
+    int m_pending = 0;
+    int m_total = 0;
+};

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+// Display strings for the core's values, shared by the models so every view spells sizes,
+// shapes and key paths the way `ckpt` prints them.
+#pragma once
+
+#include "core/key_path.h"
+
+#include <QString>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ckpt {
+struct TensorInfo;
+}
+
+/// "216 B", "4.79 KiB", "27.6 KiB", "1.2 GiB" (the CLI's humanBytes).
+QString humanBytes(uint64_t bytes);
+
+/// "[2, 3]"; "[]" for a scalar.
+QString formatShape(const std::vector<int64_t>& shape);
+
+/// "optimizer.state.0.exp_avg"; "(root)" for the empty path.
+QString formatKey(const ckpt::KeyPath& path);
+
+/// UTF-8 from the core; invalid sequences become U+FFFD.
+inline QString fromUtf8(const std::string& s)
+{
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
+
+/// "float32 [3, 2, 3, 3] 216 B" plus layout, device and problem when they matter.
+QString tensorSummary(const ckpt::TensorInfo& tensor);
