@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "core/key_path.h"
 
+// GCC 12 reports std::variant<int64_t, std::string> moves in walkObject as maybe-uninitialized;
+// it is a known false positive (GCC bug 107138).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/tensor_info.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace ckpt {
@@ -19,6 +20,17 @@ const char* layoutName(TensorLayout layout)
     case TensorLayout::NoStorage: return "no_storage";
     }
     return "?";
+}
+
+void swapElementBytes(std::span<std::byte> data, DType dtype)
+{
+    std::size_t width = dtypeSize(dtype);
+    if (isComplex(dtype))
+        width /= 2;
+    if (width <= 1)
+        return;
+    for (std::size_t i = 0; i + width <= data.size(); i += width)
+        std::reverse(data.begin() + static_cast<std::ptrdiff_t>(i), data.begin() + static_cast<std::ptrdiff_t>(i + width));
 }
 
 int64_t TensorInfo::numel() const

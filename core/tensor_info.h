@@ -6,6 +6,7 @@
 #include "core/value_graph.h"
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,10 @@ enum class TensorLayout : uint8_t {
 };
 
 const char* layoutName(TensorLayout layout);
+
+/// Reverses the byte order of every element in place (complex numbers: each half), turning
+/// a big-endian storage's bytes into the little-endian order PyTorch computes with.
+void swapElementBytes(std::span<std::byte> data, DType dtype);
 
 struct QuantizerInfo {
     std::string scheme;  // "per_tensor_affine", "per_channel_affine"...

@@ -78,7 +78,10 @@ std::vector<std::byte> contiguousBytes(const ckpt::CheckpointFile& file, const c
 {
     std::vector<std::byte> scratch;
     const ckpt::Bytes storage = file.storageBytes(static_cast<std::size_t>(t.storage), scratch);
-    return gather(storage, ckpt::dtypeSize(t.dtype), t.shape, t.stride, t.storageOffset);
+    auto out = gather(storage, ckpt::dtypeSize(t.dtype), t.shape, t.stride, t.storageOffset);
+    if (file.bigEndian())
+        ckpt::swapElementBytes(out, t.dtype);
+    return out;
 }
 
 std::vector<std::byte> contiguousArrayBytes(const ckpt::ValueGraph& graph, const ckpt::NdArrayInfo& a)

@@ -6,9 +6,11 @@
 
 #include "core/json_export.h"
 
+#include <QCoreApplication>
 #include <QTest>
 
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 using namespace ckpt;
@@ -192,5 +194,33 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestTorchCompat)
+// Not a torch.load comparison: what a sharded safetensors set looks like when a shard is
+// missing or the index disagrees with the shards.
+class TestShardedSets : public QObject {
+    Q_OBJECT
+private slots:
+    void missingShardStillOpensTheRest()
+    {
+        const std::string dir = std::string(CKPT_TESTDATA_DIR) + "/sharded-missing";
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        std::filesystem::copy_file(checkpointsDir() + "/sharded.safetensors.index.json", dir + "/sharded.safetensors.index.json");
+        std::filesystem::copy_file(checkpointsDir() + "/sharded-00001-of-00002.safetensors", dir + "/sharded-00001-of-00002.safetensors");
+        auto file = CheckpointFile::open(dir + "/sharded.safetensors.index.json");
+        QCOMPARE(file->format(), FileFormat::SafetensorsIndex);
+        QCOMPARE(file->tensorEntries().size(), std::size_t(3)); // embed.weight, steps, empty
+        const std::string warnings = nlohmann::json(file->warnings()).dump();
+        QVERIFY2(warnings.find("sharded-00002-of-00002.safetensors cannot be read") != std::string::npos, warnings.c_str());
+        QVERIFY2(warnings.find("tensor fc.weight") != std::string::npos, warnings.c_str());
+        std::filesystem::remove_all(dir);
+    }
+};
+
+int main(int argc, char** argv)
+{
+    QCoreApplication app(argc, argv);
+    TestTorchCompat compat;
+    TestShardedSets sets;
+    return QTest::qExec(&compat, argc, argv) | QTest::qExec(&sets, argc, argv);
+}
 #include "tst_torch_compat.moc"
