@@ -261,6 +261,40 @@ private slots:
         QCOMPARE(g[g.get(doc.root, "c")].f2, -2.0);
     }
 
+    // torch >= 2.1 saves float8 and other new dtypes as UntypedStorage (numel in bytes) plus an
+    // explicit dtype argument; torch 1.13 cannot write these, so the pickle is assembled here.
+    void rebuildTensorV3WithUntypedStorage()
+    {
+        const std::string p = "\x80\x02" "ctorch._utils\n_rebuild_tensor_v3\n(("s
+                              "X\x07\x00\x00\x00" "storage" "ctorch.storage\nUntypedStorage\n"s
+                              "X\x01\x00\x00\x00" "0" "X\x03\x00\x00\x00" "cpu" "K\x08tQ"s
+                              "K\x02K\x03K\x02\x86K\x02K\x01\x86\x89" "ccollections\nOrderedDict\n)R"s
+                              "ctorch\nfloat8_e4m3fn\ntR."s;
+        ValueGraph raw;
+        PickleMachine vm(raw);
+        const NodeId root = vm.run(bytesOf(p)).root;
+        Document doc;
+        StorageRequest seen;
+        doc.root = interpretPickle(raw, root, doc, [&](const StorageRequest& req, std::string&) {
+            seen = req;
+            StorageInfo s;
+            s.key = req.key;
+            s.dtype = req.dtype;
+            s.numel = req.numel;
+            s.available = true;
+            doc.storages.push_back(s);
+            return 0;
+        });
+        QVERIFY(seen.untyped);
+        QCOMPARE(seen.numel, uint64_t(8)); // bytes, for an untyped storage
+        QCOMPARE(doc.graph[doc.root].kind, Kind::Tensor);
+        const TensorInfo& t = doc.tensors[doc.graph[doc.root].ref];
+        QCOMPARE(QByteArray::fromStdString(t.dtypeName), QByteArray("float8_e4m3fn"));
+        QCOMPARE(t.storageOffset, int64_t(2));
+        QCOMPARE(t.nbytes(), uint64_t(6));
+        QVERIFY2(t.problem.empty(), t.problem.c_str()); // offset 2 + 5 elements of 1 byte fit in 8 bytes
+    }
+
     void duplicateDictKeysKeepFirstPositionLastValue()
     {
         Document doc = interpret("\x80\x02}(X\x01\x00\x00\x00" "aK\x01X\x01\x00\x00\x00" "bK\x02X\x01\x00\x00\x00" "aK\x03u."s);
