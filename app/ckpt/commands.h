@@ -12,6 +12,9 @@ constexpr int kExitUnreadable = 2;
 int runTensors(const CliArgs& args);
 int runTree(const CliArgs& args);
 int runImports(const CliArgs& args);
+int runAudit(const CliArgs& args);
+int runShow(const CliArgs& args);
+int runRun(const CliArgs& args);
 
 /// Prints "ckpt: <message>" as one line on stderr and returns kExitUnreadable.
 int failWith(const std::string& message);

@@ -18,6 +18,11 @@ commands:
   tree FILE [--json] [--depth N]         the whole saved object as a tree
   imports FILE [--json]                  the globals its pickles reference, classified
                                          safe / unknown / dangerous (exit 1 if dangerous)
+  audit PATH [--json]                    verify a checkpoint or run directory against its manifests
+  show PATH [--json]                     the training state S_t = (W,O,L,A,R,D,C,E) of one checkpoint
+                                         (a file or a checkpoint directory of any layout)
+  run DIR [--json]                       a run's checkpoints by step (latest, best, incomplete)
+                                         and its logged metric series
   --version                              print the version
 
 exit codes: 0 ok, 1 findings (dangerous imports), 2 the file cannot be read
@@ -46,6 +51,11 @@ int main(int argc, char** argv)
             return runTree(parseCliArgs(args, {"--json"}, {"--depth"}));
         if (command == "imports")
             return runImports(parseCliArgs(args, {"--json"}, {}));
+        if (command == "audit") return runAudit(parseCliArgs(args, {"--json"}, {}));
+        if (command == "show")
+            return runShow(parseCliArgs(args, {"--json"}, {}));
+        if (command == "run")
+            return runRun(parseCliArgs(args, {"--json"}, {}));
     } catch (const std::invalid_argument& e) {
         return failWith(std::string(e.what()) + " (see ckpt --help)");
     } catch (const std::exception& e) {

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+// Which files make up one checkpoint and what each holds, recognised from names and
+// contents: the recovery guide's directory and single-file layouts, Hugging Face Trainer,
+// PyTorch Lightning, DeepSpeed, accelerate, torch.distributed.checkpoint, a plain state_dict,
+// and a generic fallback.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ckpt {
+
+enum class Layout : uint8_t {
+    RecoveryGuideDir,  // checkpoint-NNNNNNN/ with manifest.json, model/optimizer files, rng-rank-N.pt, COMPLETE
+    RecoveryGuideFile, // one file with model, optimizer, scheduler, scaler, rng, epoch, batch_pos, global_step...
+    HfTrainer,         // checkpoint-N/ with trainer_state.json, optimizer.pt, scheduler.pt, rng_state*.pth...
+    Lightning,         // a .ckpt with state_dict, optimizer_states, loops, callbacks...
+    DeepSpeed,         // global_stepN/ with *_model_states.pt and *_optim_states.pt
+    Accelerate,        // save_state folder: random_states_N.pkl, optimizer.bin, scheduler.bin...
+    Dcp,               // torch.distributed.checkpoint: .metadata + __r_n.distcp
+    StateDict,         // a file holding only a model state_dict
+    Generic,           // anything else: parts are found by structure
+};
+
+const char* layoutName(Layout layout); // "recovery_guide_dir", "hf_trainer", ...
+
+/// The role a file plays; `rank` for per-rank files.
+struct LayoutFile {
+    std::string path;
+    std::string role; // model, optimizer, scheduler, scaler, rng, state, training_args, trainer_state,
+                      // manifest, complete, metadata, data, other
+    int rank = -1;
+};
+
+struct CheckpointLayout {
+    Layout layout = Layout::Generic;
+    std::string path;                 // the file or directory given
+    std::vector<LayoutFile> files;
+    std::optional<int64_t> stepFromName; // checkpoint-1200, global_step1200, epoch=3-step=1200.ckpt
+    bool complete = true;             // commit marker present where the layout has one
+    std::string incompleteReason;
+};
+
+/// Throws std::runtime_error naming the path when it does not exist.
+CheckpointLayout detectLayout(const std::string& path);
+
+/// Checkpoint-looking names: "checkpoint-0001200", "checkpoint_3", "global_step1200", "step=1200".
+std::optional<int64_t> stepFromName(const std::string& name);
+
+} // namespace ckpt

@@ -1,0 +1,671 @@
+// SPDX-License-Identifier: MIT
+#include "core/training_state.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace ckpt {
+namespace {
+
+struct Opened {
+    LayoutFile info;
+    std::unique_ptr<CheckpointFile> file;
+};
+
+std::string numberText(double v)
+{
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15)
+        return std::to_string(static_cast<int64_t>(v));
+    char buf[32];
+    for (int precision = 1; precision <= 17; ++precision) {
+        std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+        if (std::strtod(buf, nullptr) == v)
+            break;
+    }
+    return buf;
+}
+
+// A one-element tensor's value (optimizer `step` is a 0-d tensor since torch 1.12).
+std::optional<double> tensorScalar(const CheckpointFile& file, const TensorInfo& t)
+{
+    if (t.numel() != 1 || !t.hasData())
+        return std::nullopt;
+    std::vector<std::byte> scratch;
+    Bytes b;
+    try {
+        b = file.tensorRegion(t, scratch);
+    } catch (const FormatError&) {
+        return std::nullopt;
+    }
+    std::vector<std::byte> v(b.begin(), b.end());
+    if (file.bigEndian())
+        swapElementBytes(v, t.dtype);
+    auto as = [&](auto zero) {
+        decltype(zero) x;
+        std::memcpy(&x, v.data(), sizeof x);
+        return static_cast<double>(x);
+    };
+    switch (t.dtype) {
+    case DType::Float32: return v.size() >= 4 ? std::optional(as(float{})) : std::nullopt;
+    case DType::Float64: return v.size() >= 8 ? std::optional(as(double{})) : std::nullopt;
+    case DType::Int64: return v.size() >= 8 ? std::optional(as(int64_t{})) : std::nullopt;
+    case DType::Int32: return v.size() >= 4 ? std::optional(as(int32_t{})) : std::nullopt;
+    default: return std::nullopt;
+    }
+}
+
+std::optional<double> scalarOf(const CheckpointFile& file, NodeId id)
+{
+    const ValueGraph& g = file.graph();
+    if (!g.valid(id))
+        return std::nullopt;
+    const Node& n = g[id];
+    switch (n.kind) {
+    case Kind::Int: return static_cast<double>(n.i);
+    case Kind::Float: return n.f;
+    case Kind::Bool: return n.flag ? 1.0 : 0.0;
+    case Kind::Tensor: return tensorScalar(file, file.tensors()[n.ref]);
+    default: return std::nullopt;
+    }
+}
+
+// Text of a simple value, or empty when it is not simple.
+std::string simpleText(const CheckpointFile& file, NodeId id)
+{
+    const ValueGraph& g = file.graph();
+    if (!g.valid(id))
+        return {};
+    const Node& n = g[id];
+    switch (n.kind) {
+    case Kind::String: return n.text;
+    case Kind::BigInt: return n.text;
+    case Kind::None: return "None";
+    case Kind::Bool: return n.flag ? "True" : "False";
+    case Kind::Tuple:
+    case Kind::List: {
+        std::string out = "[";
+        for (std::size_t i = 0; i < n.items.size() && i < 16; ++i) {
+            const std::string item = simpleText(file, n.items[i]);
+            if (item.empty())
+                return {};
+            out += (i ? ", " : "") + item;
+        }
+        return out + (n.items.size() > 16 ? ", ...]" : "]");
+    }
+    case Kind::Dtype:
+    case Kind::Device:
+        return n.text;
+    default:
+        if (auto v = scalarOf(file, id))
+            return numberText(*v);
+        return {};
+    }
+}
+
+bool isDict(const ValueGraph& g, NodeId id) { return g.valid(id) && g[id].kind == Kind::Dict; }
+
+std::vector<std::pair<std::string, NodeId>> dictItems(const ValueGraph& g, NodeId id)
+{
+    std::vector<std::pair<std::string, NodeId>> out;
+    if (!isDict(g, id))
+        return out;
+    const Node& d = g[id];
+    for (std::size_t i = 0; i + 1 < d.items.size(); i += 2) {
+        const KeyPart k = keyPartOf(g, d.items[i]);
+        out.emplace_back(std::holds_alternative<int64_t>(k) ? std::to_string(std::get<int64_t>(k)) : std::get<std::string>(k),
+                         d.items[i + 1]);
+    }
+    return out;
+}
+
+const std::set<std::string>& momentNames()
+{
+    static const std::set<std::string> names = {"exp_avg", "exp_avg_sq", "max_exp_avg_sq", "momentum_buffer", "step",
+                                                "sum", "square_avg", "grad_avg", "exp_inf", "mu_product", "acc_delta",
+                                                "ax", "eta", "prev", "step_size"};
+    return names;
+}
+
+bool isOptimizerDict(const ValueGraph& g, NodeId id)
+{
+    const NodeId state = g.get(id, "state");
+    const NodeId groups = g.get(id, "param_groups");
+    return isDict(g, state) && g.valid(groups) && g[groups].kind == Kind::List;
+}
+
+// A model state_dict: string keys, tensors as values (a per-parameter optimizer state looks
+// alike but uses moment names as keys).
+int stateDictScore(const ValueGraph& g, NodeId id)
+{
+    const auto items = dictItems(g, id);
+    if (items.empty())
+        return 0;
+    int tensors = 0;
+    bool allMoments = true;
+    for (const auto& [k, v] : items) {
+        tensors += g[v].kind == Kind::Tensor;
+        allMoments = allMoments && momentNames().contains(k);
+    }
+    if (allMoments || tensors * 5 < static_cast<int>(items.size()) * 4)
+        return 0;
+    return tensors;
+}
+
+bool isSchedulerDict(const ValueGraph& g, NodeId id)
+{
+    return isDict(g, id) && (g.get(id, "last_epoch") != kNoNode || g.get(id, "_last_lr") != kNoNode || g.get(id, "_schedulers") != kNoNode);
+}
+
+bool isScalerDict(const ValueGraph& g, NodeId id)
+{
+    return isDict(g, id) && g.get(id, "scale") != kNoNode && g.get(id, "growth_factor") != kNoNode;
+}
+
+/// Breadth-first search for the first node satisfying `pred`, to a limited depth, skipping
+/// optimizer subtrees unless looking for an optimizer.
+struct Found {
+    NodeId node = kNoNode;
+    KeyPath key;
+};
+
+template<typename Pred>
+Found findByStructure(const ValueGraph& g, NodeId root, Pred pred, int maxDepth, bool skipOptimizers = true)
+{
+    struct Item {
+        NodeId node;
+        KeyPath key;
+        int depth;
+    };
+    std::vector<Item> queue{{root, {}, 0}};
+    std::set<NodeId> seen;
+    for (std::size_t i = 0; i < queue.size() && i < 20000; ++i) {
+        const Item it = queue[i];
+        if (!g.valid(it.node) || !seen.insert(it.node).second)
+            continue;
+        if (pred(it.node))
+            return {it.node, it.key};
+        if (it.depth >= maxDepth || (skipOptimizers && isOptimizerDict(g, it.node)))
+            continue;
+        const Node& n = g[it.node];
+        if (n.kind == Kind::Dict) {
+            for (std::size_t k = 0; k + 1 < n.items.size(); k += 2) {
+                KeyPath key = it.key;
+                key.push_back(keyPartOf(g, n.items[k]));
+                queue.push_back({n.items[k + 1], std::move(key), it.depth + 1});
+            }
+        } else if (n.kind == Kind::List || n.kind == Kind::Tuple) {
+            for (std::size_t k = 0; k < n.items.size() && k < 64; ++k) {
+                KeyPath key = it.key;
+                key.push_back(static_cast<int64_t>(k));
+                queue.push_back({n.items[k], std::move(key), it.depth + 1});
+            }
+        } else if (n.kind == Kind::Object && g.valid(n.state) && g[n.state].kind == Kind::Dict) {
+            queue.push_back({n.state, it.key, it.depth + 1});
+        }
+    }
+    return {};
+}
+
+bool looksLikeBuffer(const ParameterEntry& p)
+{
+    for (const char* suffix : {"running_mean", "running_var", "num_batches_tracked"}) {
+        if (p.name.ends_with(suffix))
+            return true;
+    }
+    return p.dtype.starts_with("int") || p.dtype == "bool" || p.dtype.starts_with("uint");
+}
+
+std::string inferOptimizerType(const std::set<std::string>& stateKeys, const std::set<std::string>& groupKeys)
+{
+    if (stateKeys.contains("mu_product"))
+        return "NAdam";
+    if (stateKeys.contains("exp_inf"))
+        return "Adamax";
+    if (stateKeys.contains("exp_avg") && stateKeys.contains("exp_avg_sq"))
+        return "Adam/AdamW";
+    if (stateKeys.contains("square_avg"))
+        return "RMSprop";
+    if (stateKeys.contains("sum"))
+        return "Adagrad";
+    if (stateKeys.contains("momentum_buffer") || groupKeys.contains("nesterov"))
+        return "SGD";
+    if (groupKeys.contains("betas"))
+        return "Adam/AdamW";
+    if (groupKeys.contains("lr_decay"))
+        return "Adagrad";
+    if (groupKeys.contains("alpha"))
+        return "RMSprop";
+    return "unknown";
+}
+
+class StateReader {
+public:
+    explicit StateReader(TrainingState& state) : m_state(state) {}
+
+    void read()
+    {
+        openFiles();
+        readJsonSidecars();
+        refineSingleFileLayout();
+        for (auto& f : m_files)
+            readModel(f);
+        for (auto& f : m_files)
+            readOptimizer(f);
+        for (auto& f : m_files)
+            readScheduler(f);
+        for (auto& f : m_files)
+            readScaler(f);
+        for (auto& f : m_files)
+            readRng(f);
+        for (auto& f : m_files)
+            readCounters(f);
+        mapOptimizerNames();
+        settleGlobalStep();
+    }
+
+private:
+    void openFiles()
+    {
+        for (const auto& info : m_state.layout.files) {
+            static const std::set<std::string> skipRoles = {"manifest", "complete", "trainer_state", "other", "metadata"};
+            if (skipRoles.contains(info.role) || info.path.ends_with(".distcp"))
+                continue;
+            try {
+                m_files.push_back({info, CheckpointFile::open(info.path)});
+            } catch (const OpenError& e) {
+                m_state.warnings.push_back(e.what());
+            }
+        }
+    }
+
+    void field(std::vector<StateField>& into, const std::string& name, const std::string& value, Provenance from)
+    {
+        if (value.empty())
+            return;
+        into.push_back({name, value, std::move(from)});
+    }
+
+    void readJsonSidecars()
+    {
+        for (const auto& info : m_state.layout.files) {
+            if (info.role != "manifest" && info.role != "trainer_state")
+                continue;
+            nlohmann::json j;
+            try {
+                std::ifstream in(info.path);
+                j = nlohmann::json::parse(in);
+            } catch (const std::exception& e) {
+                m_state.warnings.push_back(info.path + ": not valid JSON (" + e.what() + ")");
+                continue;
+            }
+            if (!j.is_object())
+                continue;
+            for (const auto& [k, v] : j.items()) {
+                if (!(v.is_primitive()))
+                    continue;
+                const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+                const Provenance from{info.path, {k}};
+                if (k == "global_step" || k == "epoch" || k == "max_steps")
+                    field(m_state.progress, k, text, from);
+                else if (k == "log_history" || k == "files")
+                    continue;
+                else
+                    field(m_state.environment, k, text, from);
+            }
+        }
+    }
+
+    void refineSingleFileLayout()
+    {
+        CheckpointLayout& layout = m_state.layout;
+        if (layout.layout != Layout::Generic && layout.layout != Layout::Lightning)
+            return;
+        if (m_files.size() != 1)
+            return;
+        const CheckpointFile& f = *m_files.front().file;
+        const ValueGraph& g = f.graph();
+        const NodeId root = f.root();
+        auto has = [&](const char* k) { return g.get(root, k) != kNoNode; };
+        if (has("pytorch-lightning_version") || (has("state_dict") && has("optimizer_states")))
+            layout.layout = Layout::Lightning;
+        else if (has("module") && (has("ds_version") || has("global_steps")))
+            layout.layout = Layout::DeepSpeed;
+        else if (has("model") && has("optimizer") && (has("global_step") || has("batch_pos")))
+            layout.layout = Layout::RecoveryGuideFile;
+        else if (stateDictScore(g, root) > 0)
+            layout.layout = Layout::StateDict;
+    }
+
+    void readModel(Opened& f)
+    {
+        if (m_state.model)
+            return;
+        const ValueGraph& g = f.file->graph();
+        const NodeId root = f.file->root();
+        Found found;
+        for (const char* key : {"model", "state_dict", "module", "model_state_dict", "model_state"}) {
+            const NodeId n = g.get(root, key);
+            if (stateDictScore(g, n) > 0) {
+                found = {n, {std::string(key)}};
+                break;
+            }
+        }
+        if (found.node == kNoNode && (f.info.role == "model" || f.info.role == "state") && stateDictScore(g, root) > 0
+            && !isOptimizerDict(g, root))
+            found = {root, {}};
+        if (found.node == kNoNode && (f.info.role == "state" || f.info.role == "model"))
+            found = findByStructure(g, root, [&](NodeId n) { return stateDictScore(g, n) > 0; }, 3);
+        if (found.node == kNoNode)
+            return;
+        ModelPart model;
+        model.from = {f.info.path, found.key};
+        for (const auto& [name, value] : dictItems(g, found.node)) {
+            if (g[value].kind != Kind::Tensor)
+                continue;
+            const TensorInfo& t = f.file->tensors()[g[value].ref];
+            KeyPath key = found.key;
+            key.push_back(name);
+            model.parameters.push_back({name, t.dtypeName, t.shape, t.numel(), {f.info.path, key}});
+        }
+        m_state.model = std::move(model);
+    }
+
+    void readOptimizer(Opened& f)
+    {
+        if (m_state.optimizer)
+            return;
+        const ValueGraph& g = f.file->graph();
+        const NodeId root = f.file->root();
+        Found found;
+        if (isOptimizerDict(g, root)) {
+            found = {root, {}};
+        } else {
+            for (const char* key : {"optimizer", "optimizer_state_dict", "optimizer_state", "optim"}) {
+                const NodeId n = g.get(root, key);
+                if (isOptimizerDict(g, n)) {
+                    found = {n, {std::string(key)}};
+                    break;
+                }
+            }
+        }
+        if (found.node == kNoNode)
+            found = findByStructure(g, root, [&](NodeId n) { return isOptimizerDict(g, n); }, 4, false);
+        if (found.node == kNoNode)
+            return;
+
+        OptimizerPart opt;
+        opt.from = {f.info.path, found.key};
+        std::set<std::string> stateKeys, groupKeys;
+        const NodeId groups = g.get(found.node, "param_groups");
+        for (std::size_t gi = 0; gi < g[groups].items.size(); ++gi) {
+            ParamGroup group;
+            const NodeId gd = g[groups].items[gi];
+            for (const auto& [k, v] : dictItems(g, gd)) {
+                groupKeys.insert(k);
+                KeyPath key = found.key;
+                key.insert(key.end(), {std::string("param_groups"), static_cast<int64_t>(gi), k});
+                if (k == "params") {
+                    for (NodeId p : g[v].items)
+                        group.params.push_back(reprOf(g, p) == "" ? "?" : (g[p].kind == Kind::String ? g[p].text : reprOf(g, p)));
+                } else if (const std::string text = simpleText(*f.file, v); !text.empty()) {
+                    group.hyperparameters.push_back({k, text, {f.info.path, key}});
+                }
+            }
+            opt.groups.push_back(std::move(group));
+        }
+        const NodeId stateNode = g.get(found.node, "state");
+        for (const auto& [index, perParam] : dictItems(g, stateNode)) {
+            ParamState ps;
+            ps.index = index;
+            for (std::size_t gi = 0; gi < opt.groups.size(); ++gi) {
+                if (std::find(opt.groups[gi].params.begin(), opt.groups[gi].params.end(), index) != opt.groups[gi].params.end())
+                    ps.group = static_cast<int>(gi);
+            }
+            for (const auto& [name, value] : dictItems(g, perParam)) {
+                stateKeys.insert(name);
+                KeyPath key = found.key;
+                key.insert(key.end(), {std::string("state"), index, name});
+                if (name == "step") {
+                    ps.step = scalarOf(*f.file, value);
+                } else if (g[value].kind == Kind::Tensor) {
+                    const TensorInfo& t = f.file->tensors()[g[value].ref];
+                    ps.moments.push_back({name, t.dtypeName, t.shape, {f.info.path, key}});
+                }
+            }
+            opt.paramState.push_back(std::move(ps));
+        }
+        // State keys were saved as ints: restore the optimizer's own key for them.
+        for (auto& ps : opt.paramState) {
+            const KeyPart k = static_cast<int64_t>(std::atoll(ps.index.c_str()));
+            (void)k;
+        }
+        opt.type = inferOptimizerType(stateKeys, groupKeys);
+        m_state.optimizer = std::move(opt);
+    }
+
+    void readScheduler(Opened& f)
+    {
+        if (m_state.scheduler)
+            return;
+        const ValueGraph& g = f.file->graph();
+        const NodeId root = f.file->root();
+        Found found;
+        if (f.info.role == "scheduler" && isSchedulerDict(g, root))
+            found = {root, {}};
+        for (const char* key : {"scheduler", "lr_scheduler", "lr_schedulers"}) {
+            if (found.node != kNoNode)
+                break;
+            NodeId n = g.get(root, key);
+            KeyPath path{std::string(key)};
+            if (g.valid(n) && g[n].kind == Kind::List && !g[n].items.empty()) {
+                n = g[n].items[0];
+                path.push_back(int64_t(0));
+            }
+            if (isSchedulerDict(g, n))
+                found = {n, path};
+        }
+        if (found.node == kNoNode)
+            found = findByStructure(g, root, [&](NodeId n) { return isSchedulerDict(g, n); }, 3);
+        if (found.node == kNoNode)
+            return;
+        if (auto schedule = readLrSchedule(g, found.node))
+            m_state.scheduler = SchedulerPart{std::move(*schedule), {f.info.path, found.key}};
+    }
+
+    void readScaler(Opened& f)
+    {
+        if (m_state.scaler)
+            return;
+        const ValueGraph& g = f.file->graph();
+        const NodeId root = f.file->root();
+        Found found;
+        if (f.info.role == "scaler" && isDict(g, root))
+            found = {root, {}};
+        for (const char* key : {"scaler", "grad_scaler", "amp_scaling_state", "MixedPrecision", "MixedPrecisionPlugin",
+                                "NativeMixedPrecisionPlugin"}) {
+            if (found.node != kNoNode)
+                break;
+            if (const NodeId n = g.get(root, key); isDict(g, n))
+                found = {n, {std::string(key)}};
+        }
+        if (found.node == kNoNode)
+            found = findByStructure(g, root, [&](NodeId n) { return isScalerDict(g, n); }, 3);
+        if (found.node == kNoNode)
+            return;
+        ScalerPart s;
+        s.from = {f.info.path, found.key};
+        s.enabled = !g[found.node].items.empty();
+        auto num = [&](const char* k) { return scalarOf(*f.file, g.get(found.node, k)); };
+        s.scale = num("scale");
+        s.growthFactor = num("growth_factor");
+        s.backoffFactor = num("backoff_factor");
+        if (auto v = num("growth_interval"))
+            s.growthInterval = static_cast<int64_t>(*v);
+        if (auto v = num("_growth_tracker"))
+            s.growthTracker = static_cast<int64_t>(*v);
+        m_state.scaler = std::move(s);
+    }
+
+    void readRng(Opened& f)
+    {
+        std::vector<RngState> found = findRngStates(*f.file);
+        if (found.empty())
+            return;
+        if (!m_state.rng)
+            m_state.rng = RngPart{};
+        int rank = f.info.rank;
+        if (const NodeId r = f.file->graph().get(f.file->root(), "rank"); rank < 0 && r != kNoNode) {
+            if (auto v = scalarOf(*f.file, r))
+                rank = static_cast<int>(*v);
+        }
+        for (auto& s : found)
+            m_state.rng->generators.push_back({std::move(s), rank, f.info.path});
+    }
+
+    void readCounters(Opened& f)
+    {
+        static const std::set<std::string> progressKeys = {"global_step", "global_steps", "step", "iteration", "epoch",
+                                                           "micro_step", "skipped_steps", "global_samples",
+                                                           "consumed_samples", "gradient_accumulation_steps"};
+        static const std::set<std::string> dataKeys = {"batch_pos", "data_seed", "position", "cursor", "sampler_seed",
+                                                       "consumed_train_samples", "data_sampler", "sampler"};
+        static const std::set<std::string> envKeys = {"torch_version", "format_version", "pytorch-lightning_version",
+                                                      "ds_version", "transformers_version", "world_size", "dp_world_size",
+                                                      "mp_world_size", "config_sha256", "dataset_version",
+                                                      "tokenizer_version", "code_commit", "cuda_version", "model_arch",
+                                                      "precision", "seed", "hparams_name"};
+        const ValueGraph& g = f.file->graph();
+        const NodeId root = f.file->root();
+        auto scan = [&](NodeId dict, const KeyPath& prefix) {
+            for (const auto& [k, v] : dictItems(g, dict)) {
+                KeyPath key = prefix;
+                key.push_back(k);
+                const Provenance from{f.info.path, key};
+                if (dataKeys.contains(k) && isDict(g, v)) { // sampler: {"epoch", "position", "seed"}
+                    for (const auto& [sk, sv] : dictItems(g, v)) {
+                        KeyPath sub = key;
+                        sub.push_back(sk);
+                        field(m_state.data, k + "." + sk, simpleText(*f.file, sv), {f.info.path, sub});
+                    }
+                    continue;
+                }
+                const std::string text = simpleText(*f.file, v);
+                if (text.empty())
+                    continue;
+                if (progressKeys.contains(k))
+                    field(k == "epoch" && prefix.empty() ? m_state.progress : m_state.progress, k, text, from);
+                else if (dataKeys.contains(k))
+                    field(m_state.data, k, text, from);
+                else if (envKeys.contains(k))
+                    field(m_state.environment, k, text, from);
+            }
+        };
+        scan(root, {});
+        // training_args.bin (a TrainingArguments object) and Lightning hyper_parameters carry the config.
+        const Node& r = g[root];
+        if (r.kind == Kind::Object && isDict(g, r.state) && f.info.role == "training_args") {
+            for (const auto& [k, v] : dictItems(g, r.state)) {
+                static const std::set<std::string> wanted = {"learning_rate", "per_device_train_batch_size",
+                                                             "gradient_accumulation_steps", "num_train_epochs", "max_steps",
+                                                             "seed", "data_seed", "weight_decay", "warmup_steps", "fp16",
+                                                             "bf16", "lr_scheduler_type", "optim"};
+                if (wanted.contains(k))
+                    field(m_state.environment, k, simpleText(*f.file, v), {f.info.path, {k}});
+            }
+        }
+    }
+
+    void mapOptimizerNames()
+    {
+        if (!m_state.optimizer)
+            return;
+        OptimizerPart& opt = *m_state.optimizer;
+        std::vector<std::string> order; // optimizer keys in param_groups order
+        for (const auto& gr : opt.groups)
+            order.insert(order.end(), gr.params.begin(), gr.params.end());
+        const bool keysAreNames = !order.empty() && std::any_of(order.begin(), order.end(), [](const std::string& k) {
+            return !k.empty() && !std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; });
+        });
+        if (keysAreNames) {
+            opt.nameMapping = "by name";
+            for (auto& ps : opt.paramState)
+                ps.name = ps.index;
+            return;
+        }
+        if (!m_state.model) {
+            opt.nameMapping = "none (no model state in this checkpoint)";
+            return;
+        }
+        std::vector<std::string> all, params;
+        for (const auto& p : m_state.model->parameters) {
+            all.push_back(p.name);
+            if (!looksLikeBuffer(p))
+                params.push_back(p.name);
+        }
+        const std::vector<std::string>* names = nullptr;
+        if (params.size() == order.size()) {
+            names = &params;
+            opt.nameMapping = params.size() == all.size() ? "by order" : "by order, buffers skipped";
+        } else if (all.size() == order.size()) {
+            names = &all;
+            opt.nameMapping = "by order";
+        } else {
+            opt.nameMapping = "none (" + std::to_string(order.size()) + " optimizer parameters, "
+                            + std::to_string(params.size()) + " model parameters)";
+            m_state.warnings.push_back("optimizer parameters cannot be matched to model parameters: " + opt.nameMapping);
+            return;
+        }
+        for (auto& ps : opt.paramState) {
+            const auto it = std::find(order.begin(), order.end(), ps.index);
+            if (it != order.end())
+                ps.name = (*names)[static_cast<std::size_t>(it - order.begin())];
+        }
+    }
+
+    void settleGlobalStep()
+    {
+        for (const char* name : {"global_step", "global_steps", "step", "iteration"}) {
+            if (const StateField* f = m_state.progressField(name)) {
+                try {
+                    m_state.globalStep = std::stoll(f->value);
+                    return;
+                } catch (const std::exception&) {
+                }
+            }
+        }
+        m_state.globalStep = m_state.layout.stepFromName;
+    }
+
+    TrainingState& m_state;
+    std::vector<Opened> m_files;
+};
+
+} // namespace
+
+const StateField* TrainingState::progressField(const std::string& name) const
+{
+    for (const auto& f : progress) {
+        if (f.name == name)
+            return &f;
+    }
+    return nullptr;
+}
+
+TrainingState readTrainingState(const std::string& path)
+{
+    TrainingState state;
+    state.path = path;
+    state.layout = detectLayout(path);
+    StateReader(state).read();
+    return state;
+}
+
+} // namespace ckpt
