@@ -272,6 +272,33 @@ std::unique_ptr<CheckpointFile> CheckpointFile::open(const std::string& path, co
     return file;
 }
 
+std::unique_ptr<CheckpointFile> CheckpointFile::openSlice(const std::string& path, uint64_t offset, uint64_t length,
+                                                          const OpenOptions& options)
+{
+    std::unique_ptr<CheckpointFile> file(new CheckpointFile());
+    const std::string name = path + " [" + std::to_string(offset) + ", " + std::to_string(offset + length) + ")";
+    try {
+        file->m_file = MappedFile::open(path);
+        if (offset > file->m_file.size() || length > file->m_file.size() - offset)
+            throw FormatError("the item [" + std::to_string(offset) + ", +" + std::to_string(length)
+                              + ") lies outside the file (" + std::to_string(file->m_file.size()) + " bytes)");
+        file->m_sliceOffset = offset;
+        file->m_sliceLength = length;
+        file->m_sliced = true;
+        file->load(options);
+    } catch (const OpenError&) {
+        throw;
+    } catch (const std::exception& e) {
+        throw OpenError(name, e.what());
+    }
+    return file;
+}
+
+Bytes CheckpointFile::bytes() const
+{
+    return m_sliced ? m_file.bytes().subspan(m_sliceOffset, m_sliceLength) : m_file.bytes();
+}
+
 std::optional<std::string> CheckpointFile::property(const std::string& key) const
 {
     for (const auto& [k, v] : m_properties) {
@@ -283,7 +310,7 @@ std::optional<std::string> CheckpointFile::property(const std::string& key) cons
 
 void CheckpointFile::load(const OpenOptions& options)
 {
-    const Bytes data = m_file.bytes();
+    const Bytes data = bytes();
     if (data.empty())
         throw FormatError("empty file (0 bytes): not a checkpoint");
     if (startsWith(data, "PK\x03\x04")) {
@@ -364,7 +391,7 @@ NodeId CheckpointFile::runPickle(Bytes data, std::size_t start, const std::strin
 
 void CheckpointFile::loadTorchZip(const OpenOptions& options)
 {
-    const Bytes data = m_file.bytes();
+    const Bytes data = bytes();
     m_zip = ZipArchive::parse(data);
     const ZipArchive& zip = *m_zip;
     for (const auto& w : zip.warnings)
@@ -434,7 +461,7 @@ void CheckpointFile::loadTorchZip(const OpenOptions& options)
             s.dtype = req.dtype;
             s.numel = req.numel;
             if (const ZipEntry* e = record(name)) {
-                s.fileOffset = e->dataOffset;
+                s.fileOffset = m_sliceOffset + e->dataOffset;
                 s.byteSize = e->uncompressedSize;
                 s.compressed = e->method != 0;
                 s.zipEntry = static_cast<int32_t>(e - zip.entries.data());
@@ -504,7 +531,7 @@ void CheckpointFile::loadTorchZip(const OpenOptions& options)
 void CheckpointFile::loadOldTorchScript(const std::string& prefix)
 {
     m_format = FileFormat::TorchScript;
-    const Bytes data = m_file.bytes();
+    const Bytes data = bytes();
     const ZipArchive& zip = *m_zip;
     std::vector<std::byte> scratch;
     const ZipEntry* modelJson = zip.find(prefix + "/model.json");
@@ -551,7 +578,7 @@ void CheckpointFile::loadOldTorchScript(const std::string& prefix)
         s.dtype = t.dtype == DType::Unknown ? DType::UInt8 : t.dtype;
         s.location = t.device;
         if (const ZipEntry* e = zip.find(prefix + "/" + key)) {
-            s.fileOffset = e->dataOffset;
+            s.fileOffset = m_sliceOffset + e->dataOffset;
             s.byteSize = e->uncompressedSize;
             s.compressed = e->method != 0;
             s.zipEntry = static_cast<int32_t>(e - zip.entries.data());
@@ -625,7 +652,7 @@ void CheckpointFile::loadOldTorchScript(const std::string& prefix)
 
 void CheckpointFile::verifyRecordCrcs()
 {
-    const Bytes data = m_file.bytes();
+    const Bytes data = bytes();
     std::vector<std::byte> scratch;
     for (const auto& e : m_zip->entries) {
         if (e.crc32 == 0)
@@ -634,13 +661,13 @@ void CheckpointFile::verifyRecordCrcs()
         if (crc32Of(bytes) != e.crc32)
             m_doc.warnings.push_back("CRC-32 mismatch in record " + e.name + ": the file is corrupt or was edited");
         if (e.method == 0)
-            m_file.adviseDone(e.dataOffset, e.compressedSize);
+            m_file.adviseDone(m_sliceOffset + e.dataOffset, e.compressedSize);
     }
 }
 
 void CheckpointFile::loadLegacy(const OpenOptions& options)
 {
-    const Bytes data = m_file.bytes();
+    const Bytes data = bytes();
     const StorageResolver none = [](const StorageRequest&, std::string& problem) {
         problem = "a storage outside the object pickle";
         return -1;
@@ -702,7 +729,7 @@ void CheckpointFile::loadLegacy(const OpenOptions& options)
                       + formatBytes(r.remaining()) + " remain (truncated)";
             break;
         }
-        s.fileOffset = r.pos();
+        s.fileOffset = m_sliceOffset + r.pos();
         s.byteSize = static_cast<uint64_t>(bytes);
         s.problem.clear();
         if (static_cast<uint64_t>(numel) != s.numel)
@@ -721,7 +748,7 @@ void CheckpointFile::loadLegacy(const OpenOptions& options)
 
 void CheckpointFile::loadSafetensors()
 {
-    const SafetensorsHeader header = parseSafetensors(m_file.bytes());
+    const SafetensorsHeader header = parseSafetensors(bytes());
     for (const auto& w : header.warnings)
         m_doc.warnings.push_back(w);
     m_properties.emplace_back("header_size", std::to_string(header.headerSize));
@@ -733,7 +760,7 @@ void CheckpointFile::loadSafetensors()
         StorageInfo s;
         s.key = st.name;
         s.dtype = st.dtype == DType::Unknown ? DType::UInt8 : st.dtype;
-        s.fileOffset = st.begin;
+        s.fileOffset = m_sliceOffset + st.begin;
         s.byteSize = st.end - st.begin;
         s.numel = s.byteSize / dtypeSize(s.dtype);
         s.available = true;
@@ -763,7 +790,7 @@ void CheckpointFile::loadSafetensors()
 // tensors it should hold are marked, while the other shards still open.
 void CheckpointFile::loadSafetensorsIndex()
 {
-    const SafetensorsIndex index = parseSafetensorsIndex(asText(m_file.bytes()));
+    const SafetensorsIndex index = parseSafetensorsIndex(asText(bytes()));
     for (const auto& [k, v] : index.metadata)
         m_properties.emplace_back("metadata." + k, v);
     const std::string dir = path().find('/') == std::string::npos ? "." : path().substr(0, path().rfind('/'));
@@ -847,7 +874,7 @@ void CheckpointFile::loadSafetensorsIndex()
 
 void CheckpointFile::loadPlainPickle(const OpenOptions& options)
 {
-    const Bytes data = m_file.bytes();
+    const Bytes data = bytes();
     const StorageResolver none = [](const StorageRequest& req, std::string& problem) {
         problem = "storage '" + req.key + "' is a persistent id, but a plain pickle file has no storage records";
         return -1;
@@ -870,7 +897,7 @@ Bytes CheckpointFile::storageBytes(std::size_t index, std::vector<std::byte>& sc
     if (!s.available)
         throw FormatError(s.problem.empty() ? "storage " + s.key + " has no bytes" : s.problem);
     if (s.compressed && m_zip)
-        return entryBytes(m_file.bytes(), m_zip->entries[static_cast<std::size_t>(s.zipEntry)], scratch);
+        return entryBytes(bytes(), m_zip->entries[static_cast<std::size_t>(s.zipEntry)], scratch);
     const MappedFile& file = s.fileIndex == 0 ? m_file : m_shards.at(s.fileIndex - 1);
     return file.bytes().subspan(s.fileOffset, s.byteSize);
 }

@@ -45,6 +45,10 @@ struct OpenOptions {
 class CheckpointFile {
 public:
     static std::unique_ptr<CheckpointFile> open(const std::string& path, const OpenOptions& options = {});
+    /// A checkpoint embedded in a larger file at [offset, offset + length): the items of a
+    /// torch.distributed.checkpoint .distcp file are complete torch.save archives.
+    static std::unique_ptr<CheckpointFile> openSlice(const std::string& path, uint64_t offset, uint64_t length,
+                                                     const OpenOptions& options = {});
 
     const std::string& path() const { return m_file.path(); }
     uint64_t fileSize() const { return m_file.size(); }
@@ -89,6 +93,7 @@ private:
     NodeId runPickle(Bytes data, std::size_t start, const std::string& record, const OpenOptions& options,
                      const StorageResolver& resolver, std::size_t* end = nullptr, int* protocol = nullptr);
     void verifyRecordCrcs();
+    Bytes bytes() const; // the whole file, or the slice this checkpoint occupies
 
     MappedFile m_file;
     std::vector<MappedFile> m_shards;
@@ -99,6 +104,8 @@ private:
     std::optional<ZipArchive> m_zip;
     std::vector<TensorEntry> m_entries;
     bool m_bigEndian = false;
+    bool m_sliced = false;
+    uint64_t m_sliceOffset = 0, m_sliceLength = 0;
 };
 
 /// What the first bytes say a file is, for messages: "zip archive", "PNG image"...

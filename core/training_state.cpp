@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/training_state.h"
 
+#include "core/dcp_checkpoint.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -252,6 +254,11 @@ public:
 
     void read()
     {
+        if (m_state.layout.layout == Layout::Dcp) {
+            readDcp();
+            settleGlobalStep();
+            return;
+        }
         openFiles();
         readJsonSidecars();
         refineSingleFileLayout();
@@ -617,6 +624,22 @@ private:
         } else if (all.size() == order.size()) {
             names = &all;
             opt.nameMapping = "by order";
+        } else if (opt.paramState.size() == 1 && !opt.paramState[0].moments.empty()) {
+            // ZeRO / flat optimizers keep one flat fp32 partition for all parameters.
+            int64_t modelNumel = 0, momentNumel = 1;
+            for (const auto& p : m_state.model->parameters)
+                modelNumel += looksLikeBuffer(p) ? 0 : p.numel;
+            for (int64_t d : opt.paramState[0].moments[0].shape)
+                momentNumel *= d;
+            if (momentNumel >= modelNumel && momentNumel < modelNumel + 4096) {
+                opt.nameMapping = "flat partition of all " + std::to_string(params.size()) + " parameters";
+                opt.paramState[0].name = "(all parameters, flattened)";
+                return;
+            }
+            opt.nameMapping = "none (a flat partition of " + std::to_string(momentNumel) + " elements, the model has "
+                            + std::to_string(modelNumel) + ")";
+            m_state.warnings.push_back("optimizer parameters cannot be matched to model parameters: " + opt.nameMapping);
+            return;
         } else {
             opt.nameMapping = "none (" + std::to_string(order.size()) + " optimizer parameters, "
                             + std::to_string(params.size()) + " model parameters)";
@@ -627,6 +650,105 @@ private:
             const auto it = std::find(order.begin(), order.end(), ps.index);
             if (it != order.end())
                 ps.name = (*names)[static_cast<std::size_t>(it - order.begin())];
+        }
+    }
+
+    // A DCP folder: tensors and values are addressed by flattened keys; the model is every tensor
+    // outside the optimizer's subtree, the optimizer state is keyed by parameter name (FQN).
+    void readDcp()
+    {
+        DcpCheckpoint dcp;
+        try {
+            dcp = readDcpCheckpoint(m_state.path);
+        } catch (const std::exception& e) {
+            m_state.warnings.push_back(e.what());
+            return;
+        }
+        m_state.warnings.insert(m_state.warnings.end(), dcp.warnings.begin(), dcp.warnings.end());
+        const std::string metadata = m_state.path + "/.metadata";
+        if (!dcp.version.empty())
+            field(m_state.environment, "dcp_version", dcp.version, {metadata, {std::string("version")}});
+        auto partOf = [](const DcpEntry& e) -> std::string {
+            return e.path.empty() || !std::holds_alternative<std::string>(e.path[0]) ? std::string() : std::get<std::string>(e.path[0]);
+        };
+        ModelPart model;
+        model.from = {metadata, {}};
+        OptimizerPart opt;
+        opt.from = {metadata, {}};
+        opt.nameMapping = "by name";
+        std::set<std::string> stateKeys;
+        for (const auto& e : dcp.entries) {
+            const std::string top = partOf(e);
+            const bool optimizer = top == "optim" || top == "optimizer";
+            if (optimizer && e.path.size() >= 4 && e.path[1] == KeyPart(std::string("state"))) {
+                const std::string param = formatKeyPath(KeyPath(e.path.begin() + 2, e.path.end() - 1));
+                const std::string moment = std::holds_alternative<std::string>(e.path.back()) ? std::get<std::string>(e.path.back()) : "?";
+                stateKeys.insert(moment);
+                auto it = std::find_if(opt.paramState.begin(), opt.paramState.end(), [&](const ParamState& p) { return p.index == param; });
+                if (it == opt.paramState.end()) {
+                    opt.paramState.push_back({param, param, std::nullopt, {}, -1});
+                    it = opt.paramState.end() - 1;
+                }
+                if (moment == "step")
+                    it->step = dcpScalar(dcp, e);
+                else if (!e.isBytes)
+                    it->moments.push_back({moment, e.dtype, e.size, {metadata, e.path}});
+                continue;
+            }
+            if (e.isBytes) {
+                // A pickled value: a counter, or a whole tensor-free dict (an optimizer with no
+                // state yet, a scheduler) saved as one item by the <= 2.3 flattening.
+                if (e.chunks.size() != 1)
+                    continue;
+                try {
+                    auto item = dcp.openChunk(e.chunks.front());
+                    if (auto v = scalarOf(*item, item->root()); v && e.path.size() == 1) {
+                        field(m_state.progress, e.fqn, numberText(*v), {metadata, e.path});
+                    } else {
+                        LayoutFile info{item->path(), optimizer ? "optimizer" : "state", e.chunks.front().rank};
+                        m_files.push_back({std::move(info), std::move(item)});
+                    }
+                } catch (const std::exception& ex) {
+                    m_state.warnings.push_back(ex.what());
+                }
+                continue;
+            }
+            if (optimizer)
+                continue;
+            std::string name = e.fqn;
+            if (top == "model" && name.size() > 6)
+                name = name.substr(6);
+            int64_t numel = 1;
+            for (int64_t d : e.size)
+                numel *= d;
+            model.parameters.push_back({name, e.dtype, e.size, numel, {metadata, e.path}});
+        }
+        if (!model.parameters.empty())
+            m_state.model = std::move(model);
+        if (!opt.paramState.empty()) {
+            opt.type = inferOptimizerType(stateKeys, {});
+            m_state.optimizer = std::move(opt);
+        }
+        for (auto& f : m_files) {
+            readOptimizer(f);
+            readScheduler(f);
+            readScaler(f);
+            readRng(f);
+            readCounters(f);
+        }
+        mapOptimizerNames();
+    }
+
+    std::optional<double> dcpScalar(const DcpCheckpoint& dcp, const DcpEntry& e)
+    {
+        if (e.chunks.size() != 1)
+            return std::nullopt;
+        try {
+            auto item = dcp.openChunk(e.chunks.front());
+            return scalarOf(*item, item->root());
+        } catch (const std::exception& ex) {
+            m_state.warnings.push_back(ex.what());
+            return std::nullopt;
         }
     }
 

@@ -136,6 +136,29 @@ private slots:
         QVERIFY(sd.model && !sd.optimizer && !sd.scheduler);
     }
 
+    void realDcpAndDeepSpeedFolders()
+    {
+        const std::string corpus = corpusDir();
+        if (corpus.empty())
+            QSKIP("../shared/corpus is not present");
+        // A real 2-rank torch.distributed.checkpoint folder written by Lightning (torch 2.0).
+        const TrainingState dcp = readTrainingState(corpus + "/Lightning-AI__pytorch-lightning@0f916ea4/dcp-2rank");
+        QCOMPARE(dcp.layout.layout, Layout::Dcp);
+        QVERIFY2(dcp.warnings.empty(), dcp.warnings.empty() ? "" : dcp.warnings.front().c_str());
+        QVERIFY(dcp.model);
+        QCOMPARE(dcp.model->parameters.size(), std::size_t(4));
+        QCOMPARE(QByteArray::fromStdString(dcp.model->parameters[0].name), QByteArray("0.weight"));
+        QCOMPARE(json(dcp.model->parameters[0].shape).dump(), std::string("[32,32]"));
+        QVERIFY(dcp.optimizer && dcp.optimizer->type == "SGD");
+        // A real DeepSpeed ZeRO folder: model states plus a flat optimizer partition.
+        const TrainingState ds = readTrainingState(corpus + "/brynelee__deepspeedtrial/deepspeed_train_demo/checkpoints/global_step1875");
+        QCOMPARE(ds.layout.layout, Layout::DeepSpeed);
+        QCOMPARE(ds.globalStep.value_or(-1), int64_t(1875));
+        QVERIFY(ds.model && ds.optimizer);
+        QVERIFY(ds.optimizer->nameMapping.starts_with("flat partition"));
+        QCOMPARE(ds.optimizer->paramState[0].step.value_or(-1), 1875.0);
+    }
+
     void runHistories()
     {
         const RunHistory tiny = readRunHistory(sample("tiny-mlp"));
