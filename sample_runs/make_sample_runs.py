@@ -11,6 +11,13 @@ hf-trainer/ has the Hugging Face Trainer's checkpoint-N/ folders (pytorch_model.
 optimizer.pt, scheduler.pt, rng_state.pth, trainer_state.json with log_history and
 best_model_checkpoint). lightning/ has PyTorch Lightning .ckpt files (state_dict,
 optimizer_states, lr_schedulers, loops, callbacks with ModelCheckpoint's best path).
+ddp4-mlp/ is a simulated 4-rank DDP run written with packaging/python/ckpt_writer.py (the module a
+training loop would import): AdamW, CosineAnnealingLR, a CUDA-GradScaler-shaped scaler that backs off on
+two simulated overflow steps, dropout and input noise drawn from each rank's own generators (seeded
+seed + rank), a DistributedSampler-style cursor per rank, checkpoints at 100/200/300 and metrics.jsonl.
+broken/ holds one run per fault (see broken/README.md): a good checkpoint-0000200 copied from ddp4-mlp and a
+checkpoint-0000300 with exactly one fault, either made by really resuming from 200 with one step of the
+resume missing, or by damaging a copy of ddp4-mlp's checkpoint-0000300 after it was committed.
 Deterministic: the same torch build writes the same tensors.
 """
 import collections
@@ -26,6 +33,10 @@ import tempfile
 import numpy as np
 import torch
 import torch.nn as nn
+
+sys.dont_write_bytecode = True  # no __pycache__ left in packaging/python by a generator run
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "packaging", "python"))
+import ckpt_writer  # noqa: E402  (packaging/python/ckpt_writer.py)
 
 STEPS = 150
 SAVE_EVERY = 50
@@ -173,6 +184,344 @@ def lightning_run(out):
         f.write("\n".join(metrics) + "\n")
 
 
+# ---- ddp4-mlp: a simulated 4-rank DDP run written with ckpt_writer ------------------------------------
+
+D_WORLD = 4
+D_SEED = 1234              # rank r seeds its generators with D_SEED + r
+D_DATA_SEED = 4321         # the sampler's permutation seed (the same on every rank, as DistributedSampler)
+D_STEPS = 300
+D_SAVE_EVERY = 100
+D_BATCH = 8                # per rank
+D_BPE = 64                 # batches per epoch per rank
+D_SAMPLES = D_WORLD * D_BATCH * D_BPE
+D_IN = 16
+D_LR = 3e-3
+D_OVERFLOW_STEPS = (37, 141)   # steps whose (simulated) fp16 gradients overflow: update skipped, scale halved
+D_ARCH = "mlp-16-64-64-1-dropout0.1"
+D_CONFIG = {"model": D_ARCH, "optimizer": {"name": "AdamW", "lr": D_LR, "weight_decay": 0.01},
+            "scheduler": {"name": "CosineAnnealingLR", "T_max": D_STEPS}, "max_grad_norm": 1.0,
+            "amp": {"init_scale": 65536.0, "growth_interval": 2000}, "world_size": D_WORLD,
+            "per_rank_batch_size": D_BATCH, "seed": D_SEED, "data_seed": D_DATA_SEED, "steps": D_STEPS}
+D_FAULT_STEP = 200         # broken runs resume from (or keep) this checkpoint
+D_LAST = D_STEPS
+
+
+class SimulatedGradScaler:
+    """The bookkeeping of torch.cuda.amp.GradScaler(init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5,
+    growth_interval=2000) on a machine without CUDA (a CPU GradScaler(enabled=False) has state_dict() == {}).
+    update(found_inf) follows torch's _amp_update_scale_: an overflow halves the scale and zeroes the growth
+    tracker (and the caller skips optimizer.step()); growth_interval clean steps in a row double it."""
+
+    def __init__(self, init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000):
+        self._scale = float(init_scale)
+        self._growth_factor = growth_factor
+        self._backoff_factor = backoff_factor
+        self._growth_interval = growth_interval
+        self._growth_tracker = 0
+
+    def get_scale(self):
+        return self._scale
+
+    def update(self, found_inf):
+        if found_inf:
+            self._scale *= self._backoff_factor
+            self._growth_tracker = 0
+        else:
+            self._growth_tracker += 1
+            if self._growth_tracker == self._growth_interval:
+                self._scale *= self._growth_factor
+                self._growth_tracker = 0
+
+    def state_dict(self):  # the keys and order of GradScaler.state_dict() (formats.md §4.6)
+        return {"scale": self._scale, "growth_factor": self._growth_factor, "backoff_factor": self._backoff_factor,
+                "growth_interval": self._growth_interval, "_growth_tracker": self._growth_tracker}
+
+    def load_state_dict(self, sd):
+        self._scale = float(sd["scale"])
+        self._growth_factor = sd["growth_factor"]
+        self._backoff_factor = sd["backoff_factor"]
+        self._growth_interval = sd["growth_interval"]
+        self._growth_tracker = sd["_growth_tracker"]
+
+
+def seed_everything(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def ddp4_data():
+    gen = torch.Generator().manual_seed(D_DATA_SEED)
+    x = torch.randn(D_SAMPLES, D_IN, generator=gen)
+    y = (torch.sin(x[:, :1]) + 0.5 * x[:, 1:2] * x[:, 2:3] - x[:, 3:4]
+         + 0.05 * torch.randn(D_SAMPLES, 1, generator=gen))
+    return x, y
+
+
+def ddp4_model():
+    return nn.Sequential(nn.Linear(D_IN, 64), nn.ReLU(), nn.Dropout(0.1),
+                         nn.Linear(64, 64), nn.ReLU(), nn.Dropout(0.1), nn.Linear(64, 1))
+
+
+def ddp4_dataset_version(x, y):
+    h = hashlib.sha256()
+    h.update(x.numpy().tobytes())
+    h.update(y.numpy().tobytes())
+    return "sha256:" + h.hexdigest()
+
+
+class Ddp4Job:
+    """One simulated DDP job: 4 ranks in one process. Rank r's generators live in rank_rng[r] and are switched
+    in around its forward pass (input noise from numpy, its scale from Python's random, dropout from torch),
+    so each rank's RNG advances on its own as in a real multi-process job. Gradients are the mean over ranks
+    (what DDP's all-reduce computes); every rank holds rank 0's initial weights (DDP broadcasts them).
+
+    rank_seed(r) is the seed each rank's start-up code uses: D_SEED + r (a bug would use the same for all)."""
+
+    def __init__(self, rank_seed=lambda r: D_SEED + r):
+        self.x, self.y = ddp4_data()
+        self.rank_rng = []
+        for r in range(D_WORLD):  # each rank process: seed, build the model; rank 0's weights win
+            seed_everything(rank_seed(r))
+            model = ddp4_model()
+            if r == 0:
+                self.model = model
+            self.rank_rng.append(ckpt_writer.capture_rng())
+        self.model.train()
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=D_LR, weight_decay=0.01)
+        self.scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(self.optimizer, T_max=D_STEPS)
+        self.scaler = SimulatedGradScaler()
+        self.step, self.epoch, self.batch_pos = 0, 0, 0
+        self._perm = {}
+
+    def rank_indices(self, epoch, pos, rank):
+        if epoch not in self._perm:  # DistributedSampler: one permutation per epoch from seed + epoch
+            self._perm[epoch] = torch.randperm(D_SAMPLES, generator=torch.Generator().manual_seed(D_DATA_SEED + epoch))
+        shard = self._perm[epoch][rank::D_WORLD]
+        return shard[pos * D_BATCH:(pos + 1) * D_BATCH]
+
+    def train_step(self, fault=None):
+        if self.batch_pos >= D_BPE:
+            self.epoch, self.batch_pos = self.epoch + 1, 0
+        pos = self.batch_pos
+        lr = self.optimizer.param_groups[0]["lr"]
+        self.optimizer.zero_grad(set_to_none=True)
+        losses = []
+        for r in range(D_WORLD):
+            ckpt_writer.restore_rng(self.rank_rng[r])
+            idx = self.rank_indices(self.epoch, pos, r)
+            jitter = random.uniform(0.0, 0.05)
+            noise = torch.from_numpy(np.random.standard_normal((D_BATCH, D_IN)).astype(np.float32))
+            loss = nn.functional.mse_loss(self.model(self.x[idx] + jitter * noise), self.y[idx])
+            (loss / D_WORLD).backward()  # the all-reduced mean gradient
+            losses.append(loss.item())
+            self.rank_rng[r] = ckpt_writer.capture_rng()
+        step = self.step + 1
+        found_inf = step in D_OVERFLOW_STEPS
+        grad_norm = None  # inf on an overflow step: logged as null
+        if not found_inf:  # GradScaler.step skips optimizer.step() when the gradients overflowed
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0).item()
+            self.optimizer.step()
+        self.scaler.update(found_inf)
+        self.scheduler.step()
+        if fault == "scheduler-stepped-twice":
+            self.scheduler.step()  # e.g. a callback that also steps it, or a step per micro-batch
+        self.step, self.batch_pos = step, pos + 1
+        return {"step": step, "loss": sum(losses) / D_WORLD, "learning_rate": lr, "grad_norm": grad_norm,
+                "scale": self.scaler.get_scale()}
+
+    def save(self, writer):
+        for r in range(D_WORLD):
+            writer.save_rank_state(r, self.rank_rng[r],
+                                   {"epoch": self.epoch, "position": self.batch_pos, "seed": D_DATA_SEED})
+        return writer.save(self.step, model=self.model, optimizer=self.optimizer, scheduler=self.scheduler,
+                           scaler=self.scaler, epoch=self.epoch, batch_pos=self.batch_pos, data_seed=D_DATA_SEED,
+                           extra_manifest={"data": {"samples": D_SAMPLES, "per_rank_batch_size": D_BATCH,
+                                                    "batches_per_epoch": D_BPE, "sampler_seed": D_DATA_SEED},
+                                           "seed": D_SEED, "rank_seed": "seed + rank"})
+
+    def resume(self, path, fault=None):
+        """The guide's §9.2 order: model, optimizer, scheduler, scaler, progress, RNG, data cursor. `fault`
+        leaves out (or gets wrong) exactly one of them."""
+        self.model.load_state_dict(torch.load(os.path.join(path, "model.pt")))
+        state = torch.load(os.path.join(path, "optimizer.pt"))
+        if fault != "optimizer-not-restored":
+            self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        if fault == "optimizer-not-restored":
+            # Keep the schedule on track (torch 1.13's chainable CosineAnnealingLR would otherwise continue
+            # from the fresh optimizer's lr): the only thing lost is Adam's state.
+            for group, group_lr in zip(self.optimizer.param_groups, self.scheduler.get_last_lr()):
+                group["lr"] = group_lr
+        if fault != "scaler-reset":
+            self.scaler.load_state_dict(state["scaler"])
+        self.step, self.epoch, self.batch_pos = state["global_step"], state["epoch"], state["batch_pos"]
+        if fault == "data-cursor-wrong":
+            self.batch_pos = 0  # the epoch restarts from its first batch: batches 0..batch_pos-1 again
+        for r in range(D_WORLD):
+            rank_state = torch.load(os.path.join(path, "rng-rank-%d.pt" % r))
+            assert rank_state["rank"] == r and rank_state["world_size"] == D_WORLD
+            if fault != "rng-not-restored":
+                self.rank_rng[r] = rank_state["rng"]
+
+
+def ddp4_writer(run_dir):
+    x, y = ddp4_data()
+    return ckpt_writer.CheckpointWriter(run_dir, rank=0, world_size=D_WORLD, model_arch=D_ARCH, config=D_CONFIG,
+                                        dataset_version=ddp4_dataset_version(x, y))
+
+
+def write_jsonl(path, records):
+    with open(path, "w") as f:
+        for rec in records:
+            f.write(json.dumps(rec) + "\n")
+
+
+def manifest_hashes(checkpoint_dir):
+    return {k: v["sha256"] for k, v in ckpt_writer.read_manifest(checkpoint_dir)["files"].items()}
+
+
+def ddp4_run(out):
+    run_dir = os.path.join(out, "ddp4-mlp")
+    shutil.rmtree(run_dir, ignore_errors=True)
+    os.makedirs(run_dir)
+    job, writer, records = Ddp4Job(), ddp4_writer(run_dir), []
+    for step in range(1, D_STEPS + 1):
+        records.append(job.train_step())
+        if step % D_SAVE_EVERY == 0:
+            job.save(writer)
+    write_jsonl(os.path.join(run_dir, "metrics.jsonl"), records)
+    last = ckpt_writer.load_latest(run_dir, fallback=False)
+    assert os.path.basename(last) == ckpt_writer.checkpoint_name(D_STEPS), last
+    return run_dir, records
+
+
+def resumed_run(run_dir, good_run, good_records, fault=None):
+    """good_run's checkpoint-0000200 and metrics up to 200 copied into run_dir, then a resume from it (found
+    with load_latest) that trains to 300 and saves; `fault` is the one thing the resume gets wrong."""
+    name = ckpt_writer.checkpoint_name(D_FAULT_STEP)
+    shutil.copytree(os.path.join(good_run, name), os.path.join(run_dir, name))
+    with open(os.path.join(run_dir, "latest"), "w") as f:
+        f.write(name + "\n")
+    # The bug in rng-not-restored: the resume path reseeds every rank with the base seed instead of
+    # restoring each rank's saved generators.
+    job = Ddp4Job(rank_seed=(lambda r: D_SEED) if fault == "rng-not-restored" else (lambda r: D_SEED + r))
+    job.resume(ckpt_writer.load_latest(run_dir, fallback=False), fault)
+    records = [job.train_step(fault) for _ in range(D_LAST - D_FAULT_STEP)]
+    job.save(ddp4_writer(run_dir))
+    write_jsonl(os.path.join(run_dir, "metrics.jsonl"), good_records[:D_FAULT_STEP] + records)
+    return os.path.join(run_dir, ckpt_writer.checkpoint_name(D_LAST))
+
+
+def flip_tensor_byte(path):
+    """XOR 0xff into the low-order byte of a float in the middle of the largest tensor record of a
+    torch.save zip (stored uncompressed): the file still loads, one value changes slightly, the hash breaks."""
+    import struct
+    import zipfile
+    with zipfile.ZipFile(path) as z:
+        info = max((i for i in z.infolist() if "/data/" in i.filename), key=lambda i: i.file_size)
+    with open(path, "r+b") as f:
+        f.seek(info.header_offset)
+        header = f.read(30)
+        name_len, extra_len = struct.unpack("<HH", header[26:30])
+        offset = info.header_offset + 30 + name_len + extra_len + (info.file_size // 2 // 4) * 4
+        f.seek(offset)
+        b = f.read(1)
+        f.seek(offset)
+        f.write(bytes([b[0] ^ 0xFF]))
+    return info.filename, offset
+
+
+BROKEN = ["optimizer-not-restored", "scheduler-stepped-twice", "scaler-reset", "rng-not-restored",
+          "data-cursor-wrong", "missing-rank-rng", "hash-mismatch", "no-complete-marker"]
+
+
+def broken_runs(out, good_run, good_records):
+    base = os.path.join(out, "broken")
+    for fault in BROKEN:
+        shutil.rmtree(os.path.join(base, fault), ignore_errors=True)
+    os.makedirs(base, exist_ok=True)
+    last = ckpt_writer.checkpoint_name(D_LAST)
+    for fault in BROKEN:
+        run_dir = os.path.join(base, fault)
+        os.makedirs(run_dir)
+        if fault in ("optimizer-not-restored", "scheduler-stepped-twice", "scaler-reset", "rng-not-restored",
+                     "data-cursor-wrong"):
+            resumed_run(run_dir, good_run, good_records, fault)
+            continue
+        # Damage done to a committed copy of ddp4-mlp's last checkpoint.
+        for name in (ckpt_writer.checkpoint_name(D_FAULT_STEP), last):
+            shutil.copytree(os.path.join(good_run, name), os.path.join(run_dir, name))
+        shutil.copy(os.path.join(good_run, "metrics.jsonl"), run_dir)
+        with open(os.path.join(run_dir, "latest"), "w") as f:
+            f.write(last + "\n")
+        ckpt = os.path.join(run_dir, last)
+        if fault == "missing-rank-rng":
+            os.remove(os.path.join(ckpt, "rng-rank-2.pt"))
+        elif fault == "hash-mismatch":
+            flip_tensor_byte(os.path.join(ckpt, "optimizer.pt"))
+        elif fault == "no-complete-marker":
+            os.remove(os.path.join(ckpt, "COMPLETE"))
+    check_broken(base, good_run)
+
+
+def check_broken(base, good_run):
+    """Each broken run shows its fault and nothing else that differs from what the good run would have."""
+    last = ckpt_writer.checkpoint_name(D_LAST)
+    good = os.path.join(good_run, last)
+    good_hashes = manifest_hashes(good)
+
+    def state(fault):
+        return torch.load(os.path.join(base, fault, last, "optimizer.pt"))
+
+    def rng(fault, rank):
+        return torch.load(os.path.join(base, fault, last, "rng-rank-%d.pt" % rank))
+
+    for fault in BROKEN:
+        problems = ckpt_writer.verify_checkpoint(os.path.join(base, fault, last))
+        integrity = fault in ("missing-rank-rng", "hash-mismatch", "no-complete-marker")
+        assert bool(problems) == integrity, (fault, problems)
+        assert not ckpt_writer.verify_checkpoint(os.path.join(base, fault, ckpt_writer.checkpoint_name(D_FAULT_STEP)))
+        picked = ckpt_writer.load_latest(os.path.join(base, fault))
+        assert os.path.basename(picked) == (ckpt_writer.checkpoint_name(D_FAULT_STEP) if integrity else last), fault
+    g = torch.load(os.path.join(good, "optimizer.pt"))
+    adam_step = lambda s: {float(v["step"]) for v in s["optimizer"]["state"].values()}  # noqa: E731
+    assert adam_step(g) == {float(D_LAST - len(D_OVERFLOW_STEPS))}
+    assert adam_step(state("optimizer-not-restored")) == {float(D_LAST - D_FAULT_STEP)}
+    assert state("scheduler-stepped-twice")["scheduler"]["last_epoch"] == 2 * D_LAST - D_FAULT_STEP
+    assert state("scaler-reset")["scaler"]["scale"] == 65536.0 and g["scaler"]["scale"] == 16384.0
+    c = state("data-cursor-wrong")
+    assert (c["epoch"], c["batch_pos"]) != (g["epoch"], g["batch_pos"])
+    # Reseeded with D_SEED: every rank replays what rank 0 drew in the first 100 steps of the good run.
+    first = torch.load(os.path.join(good_run, ckpt_writer.checkpoint_name(D_SAVE_EVERY), "rng-rank-0.pt"))["rng"]
+    for r in range(D_WORLD):
+        got = rng("rng-not-restored", r)["rng"]
+        assert torch.equal(got["torch"], first["torch"]) and got["python"] == first["python"]
+        assert all(np.array_equal(a, b) for a, b in zip(got["numpy"], first["numpy"]))
+    # The simulated scaler does not change the arithmetic: a reset scaler leaves weights and RNG as they were.
+    for name in ["model.pt"] + ["rng-rank-%d.pt" % r for r in range(D_WORLD)]:
+        assert sha256(os.path.join(base, "scaler-reset", last, name)) == good_hashes[name], name
+    # Only the faulty state differs from the good checkpoint where a fault cannot touch the others.
+    for fault, same in (("missing-rank-rng", ["model.pt", "optimizer.pt", "rng-rank-0.pt", "rng-rank-1.pt",
+                                              "rng-rank-3.pt"]),
+                        ("hash-mismatch", ["model.pt", "rng-rank-0.pt", "rng-rank-1.pt", "rng-rank-2.pt",
+                                           "rng-rank-3.pt"])):
+        for name in same:
+            assert sha256(os.path.join(base, fault, last, name)) == good_hashes[name], (fault, name)
+
+
+def check_correct_resume(good_run, good_records, scratch):
+    """A resume that restores everything reproduces the uninterrupted run's checkpoint-0000300 byte for byte:
+    the writer saves, and the job restores, the complete training state."""
+    run_dir = os.path.join(scratch, "resume-check")
+    os.makedirs(run_dir)
+    resumed = resumed_run(run_dir, good_run, good_records)
+    good = os.path.join(good_run, ckpt_writer.checkpoint_name(D_LAST))
+    assert manifest_hashes(resumed) == manifest_hashes(good), "a correct resume does not reproduce the run"
+    with open(os.path.join(run_dir, "metrics.jsonl")) as a, open(os.path.join(good_run, "metrics.jsonl")) as b:
+        assert a.read() == b.read()
+
+
 def main():
     out = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)))
     hf_trainer_run(out)
@@ -204,6 +553,16 @@ def main():
             save_checkpoint(run_dir, step, epoch, pos + 1, model, optimizer, scheduler, data_seed)
     metrics.close()
     print("wrote", run_dir)
+
+    ddp_dir, ddp_records = ddp4_run(out)
+    print("wrote", ddp_dir)
+    scratch = tempfile.mkdtemp(prefix="make-sample-runs-")
+    try:
+        check_correct_resume(ddp_dir, ddp_records, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    broken_runs(out, ddp_dir, ddp_records)
+    print("wrote", os.path.join(out, "broken"))
 
 
 if __name__ == "__main__":

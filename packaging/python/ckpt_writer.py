@@ -1,0 +1,433 @@
+"""Write and find training checkpoints in the recovery guide's directory layout.
+
+Only torch, numpy and the standard library are needed. Import it from a training loop::
+
+    from ckpt_writer import CheckpointWriter, load_latest
+
+    writer = CheckpointWriter("runs/exp1", rank=rank, world_size=world_size,
+                              model_arch="mlp-16-64-64-1", config=cfg_dict, dataset_version="sha256:...")
+    ...
+    optimizer.step(); scheduler.step(); global_step += 1          # guide §2.3: save after the update
+    if global_step % save_every == 0:
+        writer.save(global_step, model=model, optimizer=optimizer, scheduler=scheduler, scaler=scaler,
+                    epoch=epoch, batch_pos=pos + 1, data_seed=data_seed,
+                    sampler_state={"epoch": epoch, "position": pos + 1, "seed": data_seed})
+
+    path = load_latest("runs/exp1")        # on resume: the newest checkpoint that verifies, or an error
+
+"The guide" is the recovery guide (模型检查点与训练恢复：状态、随机数、分片、容错和一致性); section numbers
+below are its headings (一 = §1, 六 = §6, ...). What one save produces::
+
+    run_dir/
+    ├── checkpoint-0000300/          one folder per save, never overwritten in place (§8.3)
+    │   ├── model.pt                 rank 0: model.state_dict()                         (§2.1)
+    │   ├── optimizer.pt             rank 0: optimizer, scheduler, scaler, counters     (§2.2, §2.3, §3.2, §5)
+    │   ├── rng-rank-0.pt ...        every rank: its own RNG states and sampler cursor  (§4.1, §4.2, §4.4)
+    │   ├── manifest.json            sizes and SHA-256 of every file above, run metadata (§6.3)
+    │   └── COMPLETE                 written last: the commit marker                    (§6.2)
+    ├── latest                       "checkpoint-0000300\\n", replaced atomically        (§6.2, §8.3)
+    └── .tmp-checkpoint-0000400-xyz/ a save in progress (or one that died): ignored by load_latest
+
+Each file is written into a temporary sibling directory, flushed and fsynced; the directory is renamed
+to checkpoint-NNNNNNN only after COMPLETE is in it, and `latest` moves only after that rename (§6.2:
+写临时目录 → 写所有分片 → 校验大小和哈希 → 写 manifest.json → 写 COMPLETE → 登记 latest).
+
+Multi-process (DDP) use: when torch.distributed is initialised, every rank calls save() with the same
+step; rank 0 picks the temporary directory and broadcasts its name, each rank writes rng-rank-{rank}.pt,
+all ranks meet at a barrier, then rank 0 writes model.pt, optimizer.pt, the manifest and COMPLETE and
+commits (§7.1: only rank 0 writes the replicated model and optimizer, every rank writes its local state;
+§10.2: every rank goes through the same phases). The run directory must be on a filesystem shared by all
+ranks. In a single process the other ranks can be simulated with save_rank_state().
+"""
+import hashlib
+import json
+import os
+import random
+import shutil
+import tempfile
+
+import numpy as np
+import torch
+
+__all__ = ["CheckpointWriter", "CheckpointError", "load_latest", "verify_checkpoint", "read_manifest",
+           "capture_rng", "restore_rng", "checkpoint_name", "MANIFEST_FORMAT_VERSION", "STATE_FORMAT_VERSION"]
+
+MANIFEST_FORMAT_VERSION = 3   # manifest.json "format_version" (guide §6.3)
+STATE_FORMAT_VERSION = 1      # optimizer.pt "format_version" (guide §5, save_state)
+LATEST = "latest"
+COMPLETE = "COMPLETE"
+MANIFEST = "manifest.json"
+_RESERVED_MANIFEST_KEYS = {"format_version", "global_step", "epoch", "world_size", "model_arch", "config_sha256",
+                           "dataset_version", "code_commit", "torch_version", "files"}
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that must not be resumed from, or a save that cannot be committed."""
+
+
+def checkpoint_name(step):
+    """checkpoint-NNNNNNN: zero-padded so names sort by step (guide §6.2 checkpoint-0001000/)."""
+    return "checkpoint-%07d" % int(step)
+
+
+def capture_rng():
+    """This process's generators (guide §4.1): Python random, NumPy's global RandomState, the PyTorch CPU
+    generator and, where CUDA is available, every device's generator ("cuda": a list, one per device)."""
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def restore_rng(state):
+    """Inverse of capture_rng(). Call it before anything draws a random number (guide §4.1: 恢复时必须在随机
+    操作发生前调用). Accepts the guide's §5 key names ("torch_cpu", "torch_cuda_all") as well."""
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"] if "torch" in state else state["torch_cpu"])
+    cuda = state.get("cuda", state.get("torch_cuda_all"))
+    if cuda is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(cuda)
+
+
+def _state_dict(obj):
+    """obj.state_dict() for modules, optimizers, schedulers and scalers; a plain dict (or None) as is."""
+    if obj is None or isinstance(obj, dict):
+        return obj
+    return obj.state_dict()
+
+
+def _sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_file(path, write):
+    """Guide §6.2 单文件写入: write, flush, fsync. write(f) gets the open binary file."""
+    with open(path, "wb") as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _torch_save(obj, path):
+    _write_file(path, lambda f: torch.save(obj, f))
+
+
+def _canonical_sha256(config):
+    if config is None:
+        return None
+    if isinstance(config, (bytes, bytearray)):
+        data = bytes(config)
+    elif isinstance(config, str):
+        data = config.encode("utf-8")
+    else:
+        data = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str).encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def _dist():
+    """torch.distributed when a process group is up, else None."""
+    try:
+        import torch.distributed as dist
+    except ImportError:  # pragma: no cover - stripped builds
+        return None
+    if dist.is_available() and dist.is_initialized():
+        return dist
+    return None
+
+
+class CheckpointWriter:
+    """Commits consistent checkpoints into run_dir (guide §6 一致性检查点).
+
+    rank / world_size: this process's rank and the job's world size (guide §4.4, §7.1). With
+    torch.distributed initialised they default to the process group's values.
+    model_arch, config, dataset_version, code_commit: environment metadata for manifest.json (guide §1 E_t,
+    §6.3, §9.1). config may be a dict (hashed as sorted compact JSON), a str or bytes; only its SHA-256 is
+    stored. code_commit is optional and left out of the manifest when None.
+    overwrite: what to do when checkpoint-NNNNNNN already exists (a re-save after a resume from an older
+    step). False raises CheckpointError; True replaces it, but only after the new one is complete (§8.3).
+    """
+
+    def __init__(self, run_dir, rank=0, world_size=1, *, model_arch=None, config=None, dataset_version=None,
+                 code_commit=None, overwrite=False):
+        dist = _dist()
+        if dist is not None:
+            rank, world_size = dist.get_rank(), dist.get_world_size()
+        if world_size < 1 or not 0 <= rank < world_size:
+            raise ValueError("rank %r is not in world_size %r" % (rank, world_size))
+        self.run_dir = os.path.abspath(run_dir)
+        self.rank = rank
+        self.world_size = world_size
+        self.model_arch = model_arch
+        self.config_sha256 = _canonical_sha256(config)
+        self.dataset_version = dataset_version
+        self.code_commit = code_commit
+        self.overwrite = overwrite
+        self._pending = {}  # rank -> (rng_state, sampler_state), consumed by the next save()
+        os.makedirs(self.run_dir, exist_ok=True)
+
+    # -- per-rank state ---------------------------------------------------------------------------
+
+    def save_rank_state(self, rank, rng_state, sampler_state=None):
+        """Stage rank `rank`'s RNG states and sampler cursor for the next save() (guide §4.4: 每个 rank
+        写入自己的文件). A real DDP job does not need this: each process's save() captures its own
+        generators. A single process that simulates several ranks (switching generator states per rank)
+        calls it once per rank before save(). rng_state is a capture_rng() dict; sampler_state at least
+        {"epoch", "position", "seed"} (guide §4.2: epoch alone does not say how far the epoch got)."""
+        if not 0 <= rank < self.world_size:
+            raise ValueError("rank %r is not in world_size %r" % (rank, self.world_size))
+        if not {"python", "numpy", "torch"} <= set(rng_state):
+            raise ValueError("rng_state needs python, numpy and torch states (capture_rng())")
+        self._pending[rank] = (rng_state, sampler_state)
+
+    def _rank_payload(self, rank, sampler_state):
+        rng, sampler = self._pending.pop(rank, (None, None))
+        if rng is None:
+            if rank != self.rank:
+                raise CheckpointError("no RNG state for rank %d: call save_rank_state(%d, ...) before save()"
+                                      % (rank, rank))
+            rng = capture_rng()
+        if sampler is None and rank == self.rank:
+            sampler = sampler_state
+        return {"rank": rank, "world_size": self.world_size, "rng": rng, "sampler": sampler}
+
+    # -- the save ---------------------------------------------------------------------------------
+
+    def save(self, step, *, model, optimizer, scheduler=None, scaler=None, epoch, batch_pos, data_seed,
+             sampler_state=None, extra_manifest=None):
+        """Commit the state after `step` completed optimizer updates; returns the checkpoint's path.
+
+        Call it after optimizer.step(), scheduler.step() and global_step += 1, on an accumulation boundary,
+        so that every part belongs to the same update boundary (guide §2.3, §3.1, §6.1). batch_pos is the
+        next batch not yet consumed (guide §5: batch_pos 指向下一个尚未消费的 batch). model, optimizer,
+        scheduler and scaler may be objects with state_dict() or already-made dicts; a CPU GradScaler with
+        enabled=False gives {} (formats.md §4.6), None is stored as None.
+
+        Steps, in the guide's order (§6.2):
+          1. a temporary sibling directory .tmp-checkpoint-NNNNNNN-<random> (rank 0 names it);
+          2. every rank writes rng-rank-{rank}.pt: {"rank", "world_size", "rng", "sampler"} (§4.4);
+          3. rank 0 writes model.pt (§2.1) and optimizer.pt — the save_state dict of §5 without the model and
+             RNG: {"optimizer", "scheduler", "scaler", "epoch", "batch_pos", "global_step", "data_seed",
+             "format_version": 1, "torch_version"} (§2.2, §2.3, §3.2);
+          4. each file is flushed and fsynced as it is written, then re-read from disk for its size and
+             SHA-256 (校验大小和哈希) and every rank's RNG file is required to be there;
+          5. manifest.json (§6.3), fsynced;
+          6. COMPLETE, last, and the directory fsynced;
+          7. rename to checkpoint-NNNNNNN and fsync run_dir (os.rename is atomic within one filesystem, §6.2);
+          8. `latest` replaced: latest.tmp written, fsynced, os.replace'd (§6.2 登记 latest, §8.3 latest 只是
+             一个指针). Older checkpoints are kept; pruning them is a retention policy's job (§8.3).
+        A failure before step 7 leaves the previous checkpoint and `latest` untouched; the temporary
+        directory is removed where possible (a killed process leaves it behind: load_latest ignores it).
+        """
+        if extra_manifest and _RESERVED_MANIFEST_KEYS & set(extra_manifest):
+            raise ValueError("extra_manifest may not set %s" % sorted(_RESERVED_MANIFEST_KEYS & set(extra_manifest)))
+        step = int(step)
+        dist = _dist()
+        final = os.path.join(self.run_dir, checkpoint_name(step))
+        if dist is None and self.rank != 0:
+            raise CheckpointError("without torch.distributed only rank 0 saves; simulate other ranks with "
+                                  "save_rank_state()")
+        # 1. temporary directory, named by rank 0 (its refusal reaches every rank, so none waits alone)
+        tmp, error = None, None
+        if self.rank == 0:
+            if os.path.exists(final) and not self.overwrite:
+                error = "%s already exists (CheckpointWriter(overwrite=True) replaces it)" % final
+            else:
+                tmp = tempfile.mkdtemp(prefix=".tmp-" + checkpoint_name(step) + "-", dir=self.run_dir)
+                umask = os.umask(0o022)
+                os.umask(umask)
+                os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it 0700; let it read like any other folder
+        if dist is not None:
+            box = [tmp, error]
+            dist.broadcast_object_list(box, src=0)
+            tmp, error = box
+        if error is not None:
+            raise CheckpointError(error)
+        try:
+            # 2. this rank's RNG file (and, in one process, the simulated ranks' files)
+            ranks = [self.rank] if dist is not None else list(range(self.world_size))
+            for r in ranks:
+                _torch_save(self._rank_payload(r, sampler_state), os.path.join(tmp, "rng-rank-%d.pt" % r))
+            if dist is not None:
+                dist.barrier()  # every rank's file is on disk before rank 0 commits
+            if self.rank != 0:
+                if dist is not None:
+                    dist.barrier()  # rank 0 committed (or failed: it raises; see §10.2 on error propagation)
+                return final
+
+            # 3. model and training state
+            _torch_save(_state_dict(model), os.path.join(tmp, "model.pt"))
+            _torch_save({"optimizer": _state_dict(optimizer), "scheduler": _state_dict(scheduler),
+                         "scaler": _state_dict(scaler), "epoch": epoch, "batch_pos": batch_pos,
+                         "global_step": step, "data_seed": data_seed, "format_version": STATE_FORMAT_VERSION,
+                         "torch_version": torch.__version__},
+                        os.path.join(tmp, "optimizer.pt"))
+
+            # 4. sizes and hashes read back from disk; every rank present
+            names = sorted(os.listdir(tmp))
+            missing = [r for r in range(self.world_size) if "rng-rank-%d.pt" % r not in names]
+            if missing:
+                raise CheckpointError("no RNG file for rank(s) %s of world_size %d" % (missing, self.world_size))
+            files = {}
+            for name in names:
+                p = os.path.join(tmp, name)
+                files[name] = {"bytes": os.path.getsize(p), "sha256": _sha256(p)}
+
+            # 5. manifest
+            manifest = {"format_version": MANIFEST_FORMAT_VERSION, "global_step": step, "epoch": epoch,
+                        "world_size": self.world_size, "model_arch": self.model_arch or _arch_of(model),
+                        "config_sha256": self.config_sha256, "dataset_version": self.dataset_version}
+            if self.code_commit is not None:
+                manifest["code_commit"] = self.code_commit
+            manifest["torch_version"] = torch.__version__
+            if torch.version.cuda:
+                manifest["cuda_version"] = torch.version.cuda
+            for k, v in (extra_manifest or {}).items():
+                manifest[k] = v
+            manifest["files"] = files
+            text = json.dumps(manifest, indent=2) + "\n"
+            _write_file(os.path.join(tmp, MANIFEST), lambda f: f.write(text.encode("utf-8")))
+
+            # 6. COMPLETE last
+            _write_file(os.path.join(tmp, COMPLETE), lambda f: None)
+            _fsync_dir(tmp)
+
+            # 7. publish the directory
+            old = None
+            if os.path.exists(final):
+                old = tempfile.mkdtemp(prefix=".old-" + checkpoint_name(step) + "-", dir=self.run_dir)
+                os.rename(final, os.path.join(old, "c"))
+            os.rename(tmp, final)
+            tmp = None
+            _fsync_dir(self.run_dir)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+
+            # 8. move `latest`
+            latest_tmp = os.path.join(self.run_dir, LATEST + ".tmp")
+            _write_file(latest_tmp, lambda f: f.write((checkpoint_name(step) + "\n").encode("ascii")))
+            os.replace(latest_tmp, os.path.join(self.run_dir, LATEST))
+            _fsync_dir(self.run_dir)
+        finally:
+            if tmp is not None and self.rank == 0:
+                shutil.rmtree(tmp, ignore_errors=True)
+        if dist is not None:
+            dist.barrier()
+        return final
+
+
+def _arch_of(model):
+    if isinstance(model, torch.nn.Module):
+        return type(model).__name__
+    return None
+
+
+# -- reading back ------------------------------------------------------------------------------------
+
+def read_manifest(checkpoint_dir):
+    with open(os.path.join(checkpoint_dir, MANIFEST), "rb") as f:
+        return json.loads(f.read().decode("utf-8"))
+
+
+def verify_checkpoint(checkpoint_dir, *, hashes=True):
+    """Problems that make checkpoint_dir unfit to resume from; [] when it verifies (guide §6.2: 恢复程序只接受
+    存在 COMPLETE 且 manifest 校验通过的目录). Checked: COMPLETE present; manifest.json readable with
+    format_version 3 and a files table; every listed file present with the listed size and SHA-256
+    (hashes=False checks sizes only); an RNG file listed for every rank of world_size (§4.4); model.pt
+    and optimizer.pt listed. The hash detects truncation and corruption, not semantic errors (§6.3)."""
+    problems = []
+    if not os.path.isdir(checkpoint_dir):
+        return ["%s is not a directory" % checkpoint_dir]
+    if not os.path.isfile(os.path.join(checkpoint_dir, COMPLETE)):
+        problems.append("no COMPLETE marker: the save did not finish")
+    try:
+        manifest = read_manifest(checkpoint_dir)
+    except (OSError, ValueError) as e:
+        return problems + ["manifest.json cannot be read: %s" % e]
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        return problems + ["manifest.json has no files table"]
+    if manifest.get("format_version") != MANIFEST_FORMAT_VERSION:
+        problems.append("manifest format_version %r, expected %d" % (manifest.get("format_version"),
+                                                                      MANIFEST_FORMAT_VERSION))
+    files = manifest["files"]
+    for name, entry in sorted(files.items()):
+        p = os.path.join(checkpoint_dir, name)
+        if os.path.isabs(name) or ".." in name.split("/") or not isinstance(entry, dict):
+            problems.append("manifest entry %r is not a file inside the checkpoint" % name)
+            continue
+        if not os.path.isfile(p):
+            problems.append("%s is listed in the manifest but missing" % name)
+            continue
+        size = os.path.getsize(p)
+        if size != entry.get("bytes"):
+            problems.append("%s has %d bytes, the manifest says %r" % (name, size, entry.get("bytes")))
+        elif hashes and _sha256(p) != entry.get("sha256"):
+            problems.append("%s does not match its SHA-256 in the manifest" % name)
+    ws = manifest.get("world_size")
+    if isinstance(ws, int) and ws >= 1:
+        absent = [r for r in range(ws) if "rng-rank-%d.pt" % r not in files]
+        if absent:
+            problems.append("manifest lists no RNG file for rank(s) %s of world_size %d" % (absent, ws))
+    for name in ("model.pt", "optimizer.pt"):
+        if name not in files:
+            problems.append("manifest does not list %s" % name)
+    return problems
+
+
+def _step_of(name):
+    if name.startswith("checkpoint-") and name[len("checkpoint-"):].isdigit():
+        return int(name[len("checkpoint-"):])
+    return None
+
+
+def load_latest(run_dir, *, fallback=True, hashes=True):
+    """The checkpoint directory a resume should load: the one `latest` names, after verify_checkpoint().
+
+    `latest` must hold a bare checkpoint-NNNNNNN name (no path). If it is missing, unreadable, names
+    something else, or its checkpoint does not verify, fallback=True walks the other checkpoint-* folders
+    newest first and returns the newest that verifies (guide §8.3: 若最新版本损坏，应能回退到上一个 manifest
+    校验通过的版本); fallback=False raises CheckpointError instead. Temporary .tmp-checkpoint-* folders are
+    never considered. Raises CheckpointError when nothing verifies, listing why each candidate failed.
+    Loading the files is left to the caller: torch.load only trusted checkpoints (§5, §11.2)."""
+    run_dir = os.path.abspath(run_dir)
+    reasons = []
+    tried = set()
+    latest_path = os.path.join(run_dir, LATEST)
+    try:
+        with open(latest_path, "rb") as f:
+            name = f.read(4096).decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError) as e:
+        name = None
+        reasons.append("latest: %s" % e)
+    if name is not None:
+        if _step_of(name) is None:
+            reasons.append("latest: %r is not a checkpoint-NNNNNNN name" % name)
+        else:
+            tried.add(name)
+            path = os.path.join(run_dir, name)
+            problems = verify_checkpoint(path, hashes=hashes)
+            if not problems:
+                return path
+            reasons.append("%s (latest): %s" % (name, "; ".join(problems)))
+    if fallback:
+        candidates = sorted((n for n in os.listdir(run_dir) if _step_of(n) is not None and n not in tried),
+                            key=_step_of, reverse=True)
+        for n in candidates:
+            path = os.path.join(run_dir, n)
+            problems = verify_checkpoint(path, hashes=hashes)
+            if not problems:
+                return path
+            reasons.append("%s: %s" % (n, "; ".join(problems)))
+    raise CheckpointError("no checkpoint in %s verifies:\n  %s" % (run_dir, "\n  ".join(reasons or ["none found"])))
