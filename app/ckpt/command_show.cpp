@@ -6,6 +6,7 @@
 #include "core/state_json.h"
 
 #include <iostream>
+#include <sstream>
 
 namespace {
 
@@ -68,7 +69,19 @@ void printState(const TrainingState& s)
         std::cout << "scheduler (L): not in this checkpoint\n";
     }
     if (s.scaler) {
-        std::cout << "scaler (A): " << (s.scaler->enabled ? "scale " + (s.scaler->scale ? std::to_string(*s.scaler->scale) : "?") : "disabled")
+        auto number = [](std::optional<double> v) {
+            if (!v)
+                return std::string("?");
+            std::ostringstream os;
+            os << *v;
+            return os.str();
+        };
+        std::cout << "scaler (A): "
+                  << (s.scaler->enabled ? "scale " + number(s.scaler->scale) + ", growth tracker "
+                                              + (s.scaler->growthTracker ? std::to_string(*s.scaler->growthTracker) : "?")
+                                              + ", growth interval "
+                                              + (s.scaler->growthInterval ? std::to_string(*s.scaler->growthInterval) : "?")
+                                        : "disabled (empty state)")
                   << "  [" << s.scaler->from.file << "]\n";
     } else {
         std::cout << "scaler (A): not in this checkpoint\n";
