@@ -2,6 +2,7 @@
 #include "core/manifest_audit.h"
 
 #include "core/checkpoint_file.h"
+#include "core/dcp_checkpoint.h"
 #include "core/errors.h"
 #include "core/mapped_file.h"
 #include "core/safetensors_format.h"
@@ -66,6 +67,10 @@ constexpr const char* kHintHfTrainer =
     "Hugging Face Trainer checkpoints carry no manifest (formats.md §7): trainer_state.json, written last, is the "
     "only completeness signal, and nothing records the files' sizes or hashes. To make copies verifiable, write a "
     "manifest.json with the size and SHA-256 of every file at save time (guide §6.3).";
+constexpr const char* kHintDcpNoManifest =
+    "torch.distributed.checkpoint writes .metadata last as its commit marker (formats.md §5.1) and records no "
+    "hashes: truncation inside a chunk or bit rot cannot be detected. To make copies verifiable, write a "
+    "manifest.json with the size and SHA-256 of every file and a COMPLETE marker after the save (guide §6.2-6.3).";
 constexpr const char* kHintManifest =
     "manifest.json records the size and SHA-256 of every file and the world size (guide §6.3); it is written "
     "just before COMPLETE. Without a readable manifest nothing in this directory can be verified: treat it as "
@@ -98,6 +103,14 @@ constexpr const char* kHintIndex =
 constexpr const char* kHintDcp =
     "A torch.distributed.checkpoint directory (formats.md §5): the .distcp files are verified like any other file "
     "through the manifest, but whether their chunks cover every tensor in .metadata is not checked yet.";
+constexpr const char* kHintDcpCoverage =
+    "In a torch.distributed.checkpoint folder .metadata is the only index (formats.md §5.2-5.3): every tensor's "
+    "chunks must tile its global shape and each chunk must lie inside its __<rank>_<n>.distcp file. A gap means "
+    "a rank's data is missing or from another save (guide §7.2: a partial set of shards is not a recoverable "
+    "checkpoint); do not load it, use the previous checkpoint.";
+constexpr const char* kHintDcpUnreadable =
+    "The DCP .metadata could not be read by the safe pickle reader, so chunk coverage was not checked; the files "
+    "are still verified through manifest.json. Inspect it with `ckpt tree` or torch.distributed.checkpoint.";
 constexpr const char* kHintDcpUncommitted =
     "DCP writes .metadata last, as its commit marker (formats.md §5.1): data files without it mean the save did "
     "not finish on the coordinator. Do not load this directory; use the previous checkpoint.";
@@ -300,13 +313,15 @@ struct Checkpoint {
     std::string label;   // "checkpoint-0000100", prefix of `where` strings
     std::optional<uint64_t> step;
     bool hasComplete = false;
-    bool hfTrainer = false;  // HF Trainer layout: no manifest/COMPLETE, trainer_state.json written last
+    /// No manifest and no COMPLETE, but the commit marker of another layout: "trainer_state.json"
+    /// (Hugging Face Trainer, written last) or ".metadata" (torch.distributed.checkpoint).
+    std::string nativeMarker;
     bool manifestOk = false; // manifest read, parsed and has a `files` object
     std::optional<int64_t> worldSize;
     std::vector<Finding> manifestFindings;
     std::vector<std::size_t> files; // indices into Auditor::m_checks, manifest order
     /// Has its commit marker and something to verify against.
-    bool committed() const { return (hasComplete && manifestOk) || hfTrainer; }
+    bool committed() const { return (hasComplete && manifestOk) || !nativeMarker.empty(); }
     std::vector<Finding> laterFindings;
     std::size_t errors = 0;
 };
@@ -324,6 +339,7 @@ private:
     void walk(Checkpoint& c, const std::set<std::string>& listed);
     void checkRng(Checkpoint& c, const std::set<std::string>& onDisk, const std::set<std::string>& listed);
     void checkSafetensorsIndex(Checkpoint& c, const std::string& indexName);
+    void checkDcp(Checkpoint& c, const std::string& shown, std::vector<std::string> distcpFiles);
     void hashAll();
     void finishFiles();
     void checkLatest(const std::string& runDisplay, const fs::path& runDir);
@@ -374,13 +390,16 @@ void Auditor::readManifest(Checkpoint& c, std::size_t index, std::set<std::strin
 
     std::error_code ec;
     const auto st = fs::symlink_status(manifestPath, ec);
-    if ((ec || !fs::exists(st)) && c.hfTrainer) {
+    if ((ec || !fs::exists(st)) && !c.nativeMarker.empty()) {
+        const bool hf = c.nativeMarker == "trainer_state.json";
         Finding f = make("integrity.no-manifest", Severity::Info, c,
-                         c.label + " is a Hugging Face Trainer checkpoint without manifest.json: its file sizes and "
-                                   "hashes cannot be verified",
-                         kHintHfTrainer, "manifest.json");
+                         c.label + (hf ? " is a Hugging Face Trainer checkpoint" : " is a torch.distributed.checkpoint folder") +
+                             " without manifest.json: its file sizes and hashes cannot be verified" +
+                             (hf ? "" : " (chunk coverage is checked against .metadata)"),
+                         hf ? kHintHfTrainer : kHintDcpNoManifest, "manifest.json");
         f.evidence.push_back({"manifest.json", "absent", c.label + "/"});
-        f.evidence.push_back({"trainer_state.json", "present (the Trainer writes it last)", where(c, "trainer_state.json")});
+        f.evidence.push_back({c.nativeMarker, hf ? "present (the Trainer writes it last)" : "present (DCP's commit marker)",
+                              where(c, c.nativeMarker)});
         c.manifestFindings.push_back(std::move(f));
         return;
     }
@@ -483,8 +502,14 @@ void Auditor::inspect(Checkpoint& c, std::size_t index)
 {
     std::error_code ec;
     c.hasComplete = fs::exists(fs::path(c.fsDir) / "COMPLETE", ec);
-    c.hfTrainer = !c.hasComplete && !fs::exists(fs::path(c.fsDir) / "manifest.json", ec) &&
-        fs::exists(fs::path(c.fsDir) / "trainer_state.json", ec);
+    if (!c.hasComplete && !fs::exists(fs::path(c.fsDir) / "manifest.json", ec)) {
+        for (const char* marker : {"trainer_state.json", ".metadata"}) {
+            if (fs::exists(fs::path(c.fsDir) / marker, ec)) {
+                c.nativeMarker = marker;
+                break;
+            }
+        }
+    }
 
     std::set<std::string> listed;
     readManifest(c, index, listed);
@@ -531,7 +556,7 @@ void Auditor::inspect(Checkpoint& c, std::size_t index)
             ++m_result.filesChecked; // size (or presence) is all the manifest lets us check
     }
 
-    if (!c.hasComplete && !c.hfTrainer) {
+    if (!c.hasComplete && c.nativeMarker.empty()) {
         Finding fi = make("integrity.no-complete-marker", Severity::Error, c,
                           c.label + " has no COMPLETE marker: the save may not have finished", kHintComplete, "COMPLETE");
         fi.evidence.push_back({"COMPLETE", "absent", where(c, "COMPLETE")});
@@ -547,7 +572,8 @@ void Auditor::walk(Checkpoint& c, const std::set<std::string>& listed)
     std::vector<std::string> unexpected;
     std::vector<std::string> indexFiles;               // *.safetensors.index.json
     std::map<std::string, std::vector<std::string>> dcpDirs; // dir -> .distcp files
-    std::set<std::string> dcpMetadata;                 // dirs with a .metadata
+    std::set<std::string> dcpMetadata;                 // dirs with a .metadata (or only __N.metadata)
+    std::set<std::string> dcpIndexed;                  // dirs with the coordinator's .metadata
 
     std::error_code ec;
     fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
@@ -572,12 +598,14 @@ void Auditor::walk(Checkpoint& c, const std::set<std::string>& listed)
         const std::string rel = e.path().lexically_relative(root).generic_string();
         const std::string base = e.path().filename().string();
         const std::string parent = e.path().parent_path().lexically_relative(root).generic_string();
-        if (it.depth() == 0 && fs::is_regular_file(st))
+        if (it.depth() == 0 && e.is_regular_file(sec)) // follows a symlinked RNG file
             topLevel.insert(base);
         if (base.ends_with(".safetensors.index.json"))
             indexFiles.push_back(rel);
         if (base == ".metadata" || (base.starts_with("__") && base.ends_with(".metadata")))
             dcpMetadata.insert(parent);
+        if (base == ".metadata")
+            dcpIndexed.insert(parent);
         if (base.starts_with("__") && base.ends_with(".distcp"))
             dcpDirs[parent].push_back(base);
         if (c.manifestOk && !listed.contains(rel) && !(it.depth() == 0 && (base == "COMPLETE" || base == "manifest.json")))
@@ -619,10 +647,13 @@ void Auditor::walk(Checkpoint& c, const std::set<std::string>& listed)
         dcpAll.insert(dir);
     for (const auto& dir : dcpAll) {
         const std::string shown = dir.empty() || dir == "." ? std::string() : dir + "/";
-        if (dcpMetadata.contains(dir)) {
+        if (dcpIndexed.contains(dir)) {
+            checkDcp(c, shown, dcpDirs[dir]);
+        } else if (dcpMetadata.contains(dir)) {
             Finding fi = make("integrity.dcp-coverage", Severity::Info, c,
-                              c.label + "/" + shown + " is a torch.distributed.checkpoint directory: DCP coverage not checked yet "
-                              "(its files are verified only through manifest.json)",
+                              c.label + "/" + shown + " is a torch.distributed.checkpoint directory with per-rank "
+                              "__N.metadata files only: DCP coverage not checked yet (its files are verified only through "
+                              "manifest.json)",
                               kHintDcp, shown + ".metadata");
             fi.evidence.push_back({".metadata", "present", where(c, shown + ".metadata")});
             c.laterFindings.push_back(std::move(fi));
@@ -792,6 +823,107 @@ void Auditor::checkSafetensorsIndex(Checkpoint& c, const std::string& indexName)
     }
 }
 
+void Auditor::checkDcp(Checkpoint& c, const std::string& shown, std::vector<std::string> distcpFiles)
+{
+    const fs::path dir = fs::path(c.fsDir) / shown;
+    const std::string metaRel = shown + ".metadata";
+    DcpCheckpoint dcp;
+    try {
+        dcp = readDcpCheckpoint(dir.lexically_normal().string());
+    } catch (const std::exception& e) {
+        Finding fi = make("integrity.dcp-coverage", Severity::Warning, c,
+                          c.label + "/" + metaRel + " cannot be read (" + e.what() + "): DCP coverage not checked",
+                          kHintDcpUnreadable, metaRel);
+        fi.evidence.push_back({".metadata", e.what(), where(c, metaRel)});
+        c.laterFindings.push_back(std::move(fi));
+        return;
+    }
+
+    std::vector<std::string> untiled;                         // "fqn (problem)"
+    std::vector<Evidence> untiledEvidence;
+    std::map<std::string, std::vector<std::string>> absent;   // data file -> tensors with chunks in it
+    std::vector<std::string> outside;                         // "fqn in file"
+    std::vector<Evidence> outsideEvidence;
+    std::map<std::string, std::optional<uint64_t>> sizes;     // data file -> size, nullopt when absent
+    std::set<std::string> referenced;
+    for (const auto& e : dcp.entries) {
+        if (!e.problem.empty()) {
+            untiled.push_back(e.fqn + " (" + e.problem + ")");
+            if (untiledEvidence.size() < kMaxNamesInMessage)
+                untiledEvidence.push_back({"chunks of " + e.fqn, e.problem, where(c, metaRel + ": state_dict_metadata." + e.fqn)});
+        }
+        for (const auto& chunk : e.chunks) {
+            if (chunk.file.empty())
+                continue; // already an entry problem
+            const auto rel = safeRelative(chunk.file);
+            if (!rel) {
+                untiled.push_back(e.fqn + " (stored at \"" + chunk.file + "\", outside the folder)");
+                continue;
+            }
+            referenced.insert(*rel);
+            auto [it, fresh] = sizes.try_emplace(*rel);
+            if (fresh) {
+                struct stat st {};
+                if (::stat((dir / *rel).c_str(), &st) == 0 && S_ISREG(st.st_mode))
+                    it->second = static_cast<uint64_t>(st.st_size);
+            }
+            if (!it->second) {
+                auto& names = absent[*rel];
+                if (names.empty() || names.back() != e.fqn)
+                    names.push_back(e.fqn);
+            } else if (chunk.offset > *it->second || chunk.length > *it->second - chunk.offset) {
+                outside.push_back(e.fqn + " in " + *rel);
+                if (outsideEvidence.size() < kMaxNamesInMessage)
+                    outsideEvidence.push_back({"chunk of " + e.fqn,
+                                               "bytes " + std::to_string(chunk.offset) + "+" + std::to_string(chunk.length) +
+                                                   " of a " + std::to_string(*it->second) + "-byte file",
+                                               where(c, metaRel + ": storage_data." + e.fqn)});
+            }
+        }
+    }
+    for (const auto& [file, tensors] : absent) {
+        Finding fi = make("integrity.dcp-coverage", Severity::Error, c,
+                          c.label + "/" + metaRel + " stores chunks of " + std::to_string(tensors.size()) + " tensor" +
+                              (tensors.size() == 1 ? "" : "s") + " in " + file + ", which does not exist: " + listNames(tensors),
+                          kHintDcpCoverage, shown + file);
+        fi.evidence.push_back({"chunk location", file, where(c, metaRel + ": storage_data." + tensors.front())});
+        fi.evidence.push_back({"on disk", "absent", where(c, shown + file)});
+        c.laterFindings.push_back(std::move(fi));
+    }
+    if (!outside.empty()) {
+        Finding fi = make("integrity.dcp-coverage", Severity::Error, c,
+                          c.label + "/" + metaRel + ": " + std::to_string(outside.size()) + " chunk" +
+                              (outside.size() == 1 ? " lies beyond the end of its data file: " : "s lie beyond the end of their data files: ") +
+                              listNames(outside),
+                          kHintDcpCoverage, metaRel);
+        fi.evidence = std::move(outsideEvidence);
+        c.laterFindings.push_back(std::move(fi));
+    }
+    if (!untiled.empty()) {
+        Finding fi = make("integrity.dcp-coverage", Severity::Error, c,
+                          c.label + "/" + metaRel + ": " + std::to_string(untiled.size()) + " tensor" +
+                              (untiled.size() == 1 ? " is" : "s are") + " not covered exactly by their chunks: " + listNames(untiled),
+                          kHintDcpCoverage, metaRel);
+        fi.evidence = std::move(untiledEvidence);
+        c.laterFindings.push_back(std::move(fi));
+    }
+    std::sort(distcpFiles.begin(), distcpFiles.end());
+    std::vector<std::string> unreferenced;
+    for (const auto& f : distcpFiles) {
+        if (!referenced.contains(f))
+            unreferenced.push_back(f);
+    }
+    if (!unreferenced.empty()) {
+        Finding fi = make("integrity.dcp-coverage", Severity::Warning, c,
+                          c.label + "/" + shown + " holds data files that .metadata never refers to (left over from "
+                                                  "another save?): " + listNames(unreferenced),
+                          kHintDcpCoverage, shown + unreferenced.front());
+        fi.evidence.push_back({"data files referenced by .metadata", std::to_string(referenced.size()), where(c, metaRel)});
+        fi.evidence.push_back({"unreferenced data file", unreferenced.front(), where(c, shown + unreferenced.front())});
+        c.laterFindings.push_back(std::move(fi));
+    }
+}
+
 void Auditor::hashAll()
 {
     if (m_hashJobs.empty())
@@ -945,8 +1077,8 @@ void Auditor::checkLatest(const std::string& runDisplay, const fs::path& runDir)
     std::error_code ec;
     const auto st = fs::symlink_status(latestPath, ec);
     if (ec || !fs::exists(st)) {
-        if (std::all_of(m_checkpoints.begin(), m_checkpoints.end(), [](const Checkpoint& c) { return c.hfTrainer; }))
-            return; // the Trainer keeps no pointer; resumes pick the highest checkpoint-N
+        if (std::all_of(m_checkpoints.begin(), m_checkpoints.end(), [](const Checkpoint& c) { return !c.nativeMarker.empty(); }))
+            return; // the Trainer and DCP keep no pointer; resumes pick the highest checkpoint-N
         Finding f = finding("integrity.latest-invalid", Severity::Warning, "the run has no `latest` pointer", kHintNoLatest);
         f.evidence.push_back({"latest", "absent", "latest"});
         f.hint += fallback;
@@ -1077,7 +1209,7 @@ AuditResult Auditor::run(const std::string& pathIn)
     if (ec)
         throw OpenError(pathIn, ec.message());
     std::vector<std::string> checkpointNames;
-    bool hasManifest = false, hasComplete = false, hasTrainerState = false;
+    bool hasManifest = false, hasComplete = false, hasNativeMarker = false;
     {
         fs::directory_iterator it(dirDisplay, ec), end;
         if (ec)
@@ -1090,15 +1222,15 @@ AuditResult Auditor::run(const std::string& pathIn)
                 hasManifest = true;
             else if (name == "COMPLETE")
                 hasComplete = true;
-            else if (name == "trainer_state.json")
-                hasTrainerState = true;
+            else if (name == "trainer_state.json" || name == ".metadata")
+                hasNativeMarker = true;
             std::error_code dec;
             if (name.starts_with("checkpoint-") && it->is_directory(dec))
                 checkpointNames.push_back(name);
         }
     }
     const std::string ownName = canonical.filename().string();
-    const bool singleCheckpoint = hasManifest || hasComplete || hasTrainerState || ownName.starts_with("checkpoint-");
+    const bool singleCheckpoint = hasManifest || hasComplete || hasNativeMarker || ownName.starts_with("checkpoint-");
     if (singleCheckpoint) {
         addCheckpoint(dirDisplay, dirDisplay, ownName);
     } else if (!checkpointNames.empty()) {

@@ -11,8 +11,9 @@
 //
 //   integrity.manifest-unreadable  error    manifest.json absent, not JSON, no `files` object, or a bad entry
 //                                  warning  an entry without sha256 (size only), a bad world_size
-//   integrity.no-manifest          info     a Hugging Face Trainer checkpoint (trainer_state.json, no manifest
-//                                           and no COMPLETE): nothing to verify sizes and hashes against
+//   integrity.no-manifest          info     no manifest and no COMPLETE, but another layout's commit marker:
+//                                           trainer_state.json (HF Trainer) or .metadata (DCP); nothing to
+//                                           verify sizes and hashes against
 //   integrity.missing-file         error    listed in the manifest, absent on disk
 //   integrity.file-unreadable      error    present but cannot be opened or read
 //   integrity.size-mismatch        error    bytes on disk != manifest `bytes`
@@ -27,8 +28,11 @@
 //                                           or one that fails verification
 //   integrity.latest-stale         warning  a newer complete checkpoint exists than the one `latest` names
 //   integrity.safetensors-index    error    *.safetensors.index.json weight_map disagrees with the shard headers
-//   integrity.dcp-coverage         info     a DCP .metadata is present; chunk coverage is not checked yet
-//                                  error    __N_M.distcp data files without .metadata (the save did not commit)
+//   integrity.dcp-coverage         error    a DCP folder (formats.md §5) whose .metadata chunks do not tile a
+//                                           tensor, point into a missing __R_N.distcp or past its end; data
+//                                           files without .metadata (the save did not commit)
+//                                  warning  .distcp files .metadata never refers to; .metadata unreadable
+//                                  info     only per-rank __N.metadata: coverage not checked yet
 //
 // Findings about RNG files use Component::Rng, all others Component::Integrity. Evidence
 // `where` strings name the source: "checkpoint-0000100/manifest.json: files.model.pt.sha256"
@@ -56,7 +60,7 @@ struct AuditProgress {
 
 struct AuditOptions {
     unsigned threads = 0; // hashing threads; 0: std::thread::hardware_concurrency()
-    /// Called before hashing starts, after every chunk (1 MiB) and every file hashed, and once at
+    /// Called before hashing starts, after every chunk (256 KiB) and every file hashed, and once at
     /// the end. It runs on the hashing threads but never concurrently with itself. Return false to
     /// cancel: the threads stop at their next chunk and the result has cancelled = true.
     std::function<bool(const AuditProgress&)> progress;
@@ -70,7 +74,8 @@ struct AuditResult {
     std::size_t checkpoints = 0;  // checkpoint directories audited
 };
 
-/// PATH: a checkpoint directory (has manifest.json, COMPLETE or trainer_state.json, or is named checkpoint-*), a
+/// PATH: a checkpoint directory (has manifest.json, COMPLETE, trainer_state.json or a DCP .metadata, or is
+/// named checkpoint-*), a
 /// run directory holding checkpoint-*/ folders (audits each, plus the `latest` pointer), or a
 /// manifest.json file (audits its directory). Files are opened read-only (O_NOATIME where
 /// permitted); nothing is written or locked. Findings come in a stable order: by checkpoint,

@@ -44,7 +44,7 @@ std::string toHex(const Sha256Digest& digest);
 std::string sha256Hex(std::span<const std::byte> data);
 
 /// Chunk size sha256File reads at a time.
-inline constexpr std::size_t kSha256FileChunk = std::size_t{1} << 20;
+inline constexpr std::size_t kSha256FileChunk = std::size_t{256} << 10;
 
 struct Sha256FileResult {
     Sha256Digest digest{};

@@ -1,0 +1,737 @@
+// SPDX-License-Identifier: MIT
+// The manifest audit on real runs: sample_runs/make_sample_runs.py writes tiny-mlp/ with Debian's
+// PyTorch (manifests hashed by Python's hashlib), then copies are broken in C++ one way each and
+// the audit must name exactly the rule and the file. Also: SHA-256 vectors, safetensors indexes,
+// DCP markers, cancellation, the read-only guarantee and the `ckpt audit` exit codes.
+#include "test_support.h"
+
+#include "core/checkpoint_file.h"
+#include "core/errors.h"
+#include "core/manifest_audit.h"
+#include "core/sha256.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sys/stat.h>
+
+using namespace testsupport;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+    int code = -1;
+    QByteArray out, err;
+};
+
+Run runCkpt(const QStringList& args)
+{
+    QProcess p;
+    p.start(QStringLiteral(CKPT_BIN), args);
+    if (!p.waitForFinished(120000))
+        return {};
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+}
+
+QStringList rules(const ckpt::AuditResult& r)
+{
+    QStringList out;
+    for (const auto& f : r.findings)
+        out << QString::fromStdString(f.rule);
+    return out;
+}
+
+QByteArray describe(const ckpt::AuditResult& r)
+{
+    std::string s;
+    for (const auto& f : r.findings)
+        s += "\n  " + f.rule + " [" + ckpt::severityName(f.severity) + "] " + f.file + ": " + f.message;
+    return q(s);
+}
+
+void writeText(const std::string& path, const std::string& text)
+{
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+}
+
+void flipByte(const std::string& path, std::size_t offset)
+{
+    auto bytes = readFile(path);
+    QVERIFY(offset < bytes.size());
+    bytes[offset] ^= std::byte{0xff};
+    writeFile(path, bytes);
+}
+
+/// A safetensors file holding F32 tensors of the given element counts.
+std::string safetensorsFile(const std::vector<std::pair<std::string, int>>& tensors)
+{
+    json header = json::object();
+    uint64_t offset = 0;
+    for (const auto& [name, n] : tensors) {
+        header[name] = {{"dtype", "F32"}, {"shape", {n}}, {"data_offsets", {offset, offset + 4u * n}}};
+        offset += 4u * n;
+    }
+    std::string h = header.dump();
+    while (h.size() % 8)
+        h += ' ';
+    std::string out(8, '\0');
+    uint64_t len = h.size();
+    std::memcpy(out.data(), &len, 8);
+    out += h;
+    out += std::string(offset, '\x11');
+    return out;
+}
+
+/// Writes manifest.json (sizes and SHA-256 of every other file) and COMPLETE into dir.
+void commitCheckpoint(const std::string& dir, std::optional<int> worldSize)
+{
+    json files = json::object();
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+        if (!e.is_regular_file())
+            continue;
+        const std::string rel = e.path().lexically_relative(dir).generic_string();
+        if (rel == "manifest.json" || rel == "COMPLETE")
+            continue;
+        const auto h = ckpt::sha256File(e.path().string());
+        files[rel] = {{"bytes", h.bytes}, {"sha256", h.hex()}};
+    }
+    json manifest = {{"format_version", 3}, {"files", files}};
+    if (worldSize)
+        manifest["world_size"] = *worldSize;
+    writeText(dir + "/manifest.json", manifest.dump(2));
+    writeText(dir + "/COMPLETE", "");
+}
+
+struct FileState {
+    int64_t mtimeNs = 0, atimeNs = 0;
+    uint64_t size = 0;
+    std::string sha;
+    bool operator==(const FileState&) const = default;
+};
+
+/// Every entry under root: files with mtime, atime, size and hash; directories with mtime.
+std::map<std::string, FileState> snapshot(const std::string& root)
+{
+    std::map<std::string, FileState> out;
+    for (const auto& e : fs::recursive_directory_iterator(root)) {
+        struct stat st {};
+        if (::lstat(e.path().c_str(), &st) != 0)
+            continue;
+        FileState s;
+        s.mtimeNs = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+        if (S_ISREG(st.st_mode)) {
+            s.atimeNs = int64_t(st.st_atim.tv_sec) * 1000000000 + st.st_atim.tv_nsec;
+            s.size = static_cast<uint64_t>(st.st_size);
+            s.sha = ckpt::sha256File(e.path().string()).hex(); // O_NOATIME: the snapshot must not touch atimes either
+        }
+        out[e.path().lexically_relative(root).generic_string()] = s;
+    }
+    return out;
+}
+
+} // namespace
+
+class TestManifestAudit : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_tmp;
+    std::string m_pristine; // generated tiny-mlp run, never modified
+    int m_copies = 0;
+
+    /// A fresh copy of the generated run to break.
+    std::string copyRun()
+    {
+        const std::string dst = m_tmp.path().toStdString() + "/copy-" + std::to_string(++m_copies) + "/tiny-mlp";
+        fs::create_directories(fs::path(dst).parent_path());
+        fs::copy(m_pristine, dst, fs::copy_options::recursive);
+        return dst;
+    }
+
+    json manifestOf(const std::string& checkpointDir) { return readJson(checkpointDir + "/manifest.json"); }
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_tmp.isValid());
+        const QString out = m_tmp.path() + QStringLiteral("/generated");
+        QProcess p;
+        p.setProcessChannelMode(QProcess::MergedChannels);
+        p.start(QStringLiteral(CKPT_PYTHON), {QStringLiteral(CKPT_SOURCE_DIR "/sample_runs/make_sample_runs.py"), out});
+        QVERIFY2(p.waitForFinished(600000), "make_sample_runs.py did not finish");
+        QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, p.readAll().constData());
+        m_pristine = out.toStdString() + "/tiny-mlp";
+        QVERIFY(fs::is_directory(m_pristine + "/checkpoint-0000150"));
+        QVERIFY(fs::exists(m_pristine + "/latest"));
+    }
+
+    // ---- SHA-256 ---------------------------------------------------------------------------
+
+    void sha256KnownVectors()
+    {
+        QCOMPARE(q(ckpt::sha256Hex({})), QByteArray("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
+        const std::string abc = "abc";
+        QCOMPARE(q(ckpt::sha256Hex(std::as_bytes(std::span(abc)))),
+                 QByteArray("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+        const std::string million(1000000, 'a');
+        QCOMPARE(q(ckpt::sha256Hex(std::as_bytes(std::span(million)))),
+                 QByteArray("cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"));
+
+        // Streaming in uneven pieces gives the same digest.
+        ckpt::Sha256 h;
+        for (std::size_t i = 0; i < million.size();) {
+            const std::size_t n = std::min<std::size_t>(million.size() - i, 1 + i % 4099);
+            h.update(million.data() + i, n);
+            i += n;
+        }
+        QCOMPARE(q(ckpt::toHex(h.finish())), QByteArray("cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"));
+    }
+
+    void sha256FileStreamsInChunks()
+    {
+        // 3 chunks and a tail: the file digest equals the in-memory one, with one callback per chunk.
+        std::vector<std::byte> data(3 * ckpt::kSha256FileChunk + 12345);
+        std::mt19937 rng(7);
+        for (auto& b : data)
+            b = std::byte(rng() & 0xff);
+        const std::string path = m_tmp.path().toStdString() + "/random.bin";
+        writeFile(path, data);
+        int calls = 0;
+        uint64_t seen = 0;
+        const auto r = ckpt::sha256File(path, [&](uint64_t n) {
+            ++calls;
+            seen += n;
+            return true;
+        });
+        QCOMPARE(r.bytes, uint64_t(data.size()));
+        QCOMPARE(seen, uint64_t(data.size()));
+        QCOMPARE(calls, 4);
+        QCOMPARE(q(r.hex()), q(ckpt::sha256Hex(data)));
+        // Cancelling from the callback stops at once.
+        int cancelCalls = 0;
+        QVERIFY_THROWS_EXCEPTION(ckpt::CancelledError, ckpt::sha256File(path, [&](uint64_t) { return ++cancelCalls < 2; }));
+        QCOMPARE(cancelCalls, 2);
+        QVERIFY_THROWS_EXCEPTION(ckpt::FormatError, ckpt::sha256File(path + ".absent"));
+        QVERIFY_THROWS_EXCEPTION(ckpt::FormatError, ckpt::sha256File(m_tmp.path().toStdString()));
+    }
+
+    void sha256MatchesPythonManifests()
+    {
+        // The manifests were hashed by Python's hashlib: an independent implementation.
+        int checked = 0;
+        for (const char* c : {"checkpoint-0000050", "checkpoint-0000100", "checkpoint-0000150"}) {
+            const std::string dir = m_pristine + "/" + c;
+            const json manifest = manifestOf(dir);
+            for (const auto& [name, entry] : manifest["files"].items()) {
+                const auto r = ckpt::sha256File(dir + "/" + name);
+                QCOMPARE(q(r.hex()), q(entry["sha256"].get<std::string>()));
+                QCOMPARE(r.bytes, entry["bytes"].get<uint64_t>());
+                ++checked;
+            }
+        }
+        QCOMPARE(checked, 9);
+    }
+
+    // ---- clean inputs ------------------------------------------------------------------------
+
+    void cleanRunHasNoFindings()
+    {
+        const std::string run = copyRun();
+        uint64_t listed = 0;
+        for (const char* c : {"checkpoint-0000050", "checkpoint-0000100", "checkpoint-0000150"}) {
+            const json manifest = manifestOf(run + "/" + c);
+            for (const auto& [_, entry] : manifest["files"].items())
+                listed += entry["bytes"].get<uint64_t>();
+        }
+        for (unsigned threads : {0u, 1u, 3u}) {
+            ckpt::AuditOptions options;
+            options.threads = threads;
+            const auto r = ckpt::auditPath(run, options);
+            QVERIFY2(r.findings.empty(), describe(r).constData());
+            QCOMPARE(r.checkpoints, std::size_t(3));
+            QCOMPARE(r.filesChecked, std::size_t(9));
+            QCOMPARE(r.bytesHashed, listed);
+            QVERIFY(!r.cancelled);
+        }
+        // One checkpoint directory, with or without a trailing slash, and its manifest.json.
+        for (const std::string& p : {run + "/checkpoint-0000100", run + "/checkpoint-0000100/",
+                                    run + "/checkpoint-0000100/manifest.json"}) {
+            const auto r = ckpt::auditPath(p);
+            QVERIFY2(r.findings.empty(), (q(p) + describe(r)).constData());
+            QCOMPARE(r.checkpoints, std::size_t(1));
+            QCOMPARE(r.filesChecked, std::size_t(3));
+        }
+        // A symlinked `latest` is as good as a pointer file.
+        fs::remove(run + "/latest");
+        fs::create_directory_symlink("checkpoint-0000150", run + "/latest");
+        const auto r = ckpt::auditPath(run);
+        QVERIFY2(r.findings.empty(), describe(r).constData());
+    }
+
+    // ---- broken copies -----------------------------------------------------------------------
+
+    void flippedByte()
+    {
+        const std::string run = copyRun();
+        const std::string file = run + "/checkpoint-0000100/model.pt";
+        flipByte(file, 200);
+        const auto r = ckpt::auditPath(run);
+        QCOMPARE(rules(r), QStringList{"integrity.hash-mismatch"});
+        const auto& f = r.findings[0];
+        QCOMPARE(f.severity, ckpt::Severity::Error);
+        QCOMPARE(f.component, ckpt::Component::Integrity);
+        QCOMPARE(q(f.file), q(file));
+        QCOMPARE(f.checkpoints, std::vector<std::string>{run + "/checkpoint-0000100"});
+        QCOMPARE(f.evidence.size(), std::size_t(2));
+        QCOMPARE(q(f.evidence[0].where), QByteArray("checkpoint-0000100/manifest.json: files.model.pt.sha256"));
+        QCOMPARE(q(f.evidence[0].value), q(manifestOf(run + "/checkpoint-0000100")["files"]["model.pt"]["sha256"].get<std::string>()));
+        QCOMPARE(q(f.evidence[1].where), QByteArray("checkpoint-0000100/model.pt"));
+        QCOMPARE(q(f.evidence[1].value), q(ckpt::sha256File(file).hex()));
+        QVERIFY(!f.hint.empty());
+        QCOMPARE(r.filesChecked, std::size_t(9));
+    }
+
+    void flippedByteInLatest()
+    {
+        const std::string run = copyRun();
+        flipByte(run + "/checkpoint-0000150/optimizer.pt", 100);
+        const auto r = ckpt::auditPath(run);
+        QCOMPARE(rules(r), (QStringList{"integrity.hash-mismatch", "integrity.latest-incomplete"}));
+        QCOMPARE(q(r.findings[0].file), q(run + "/checkpoint-0000150/optimizer.pt"));
+        const auto& latest = r.findings[1];
+        QCOMPARE(latest.severity, ckpt::Severity::Error);
+        QCOMPARE(q(latest.file), q(run + "/latest"));
+        QCOMPARE(latest.checkpoints, std::vector<std::string>{run + "/checkpoint-0000150"});
+        // The hint names where to roll back to.
+        QVERIFY2(latest.hint.find(run + "/checkpoint-0000100") != std::string::npos, latest.hint.c_str());
+    }
+
+    void truncatedFile()
+    {
+        const std::string run = copyRun();
+        const std::string file = run + "/checkpoint-0000050/optimizer.pt";
+        const auto size = fs::file_size(file);
+        fs::resize_file(file, size / 2);
+        const auto r = ckpt::auditPath(run);
+        QCOMPARE(rules(r), (QStringList{"integrity.size-mismatch", "integrity.hash-mismatch"}));
+        for (const auto& f : r.findings)
+            QCOMPARE(q(f.file), q(file));
+        const auto& s = r.findings[0];
+        QCOMPARE(q(s.evidence[0].value), q(std::to_string(size)));
+        QCOMPARE(q(s.evidence[0].where), QByteArray("checkpoint-0000050/manifest.json: files.optimizer.pt.bytes"));
+        QCOMPARE(q(s.evidence[1].value), q(std::to_string(size / 2)));
+    }
+
+    void deletedFile()
+    {
+        const std::string run = copyRun();
+        fs::remove(run + "/checkpoint-0000100/model.pt");
+        const auto r = ckpt::auditPath(run);
+        QCOMPARE(rules(r), QStringList{"integrity.missing-file"});
+        QCOMPARE(q(r.findings[0].file), q(run + "/checkpoint-0000100/model.pt"));
+        QCOMPARE(r.findings[0].severity, ckpt::Severity::Error);
+        QCOMPARE(r.filesChecked, std::size_t(8));
+    }
+
+    void deletedRngFileIsAnRngFinding()
+    {
+        const std::string run = copyRun();
+        fs::remove(run + "/checkpoint-0000100/rng-rank-0.pt");
+        const auto r = ckpt::auditPath(run);
+        // Listed in the manifest: a missing file (not also a missing rank).
+        QCOMPARE(rules(r), QStringList{"integrity.missing-file"});
+        QCOMPARE(r.findings[0].component, ckpt::Component::Rng);
+        QCOMPARE(q(r.findings[0].file), q(run + "/checkpoint-0000100/rng-rank-0.pt"));
+    }
+
+    void extraFiles()
+    {
+        const std::string run = copyRun();
+        writeText(run + "/checkpoint-0000050/notes.txt", "left over");
+        fs::create_directory(run + "/checkpoint-0000050/extra");
+        writeText(run + "/checkpoint-0000050/extra/blob.bin", "x");
+        const auto r = ckpt::auditPath(run);
+        QCOMPARE(rules(r), (QStringList{"integrity.unexpected-file", "integrity.unexpected-file"}));
+        QCOMPARE(q(r.findings[0].file), q(run + "/checkpoint-0000050/extra/blob.bin"));
+        QCOMPARE(q(r.findings[1].file), q(run + "/checkpoint-0000050/notes.txt"));
+        for (const auto& f : r.findings)
+            QCOMPARE(f.severity, ckpt::Severity::Warning);
+    }
+
+    void completeRemoved()
+    {
+        const std::string run = copyRun();
+        fs::remove(run + "/checkpoint-0000100/COMPLETE");
+        const auto r = ckpt::auditPath(run);
+        QCOMPARE(rules(r), QStringList{"integrity.no-complete-marker"});
+        QCOMPARE(q(r.findings[0].file), q(run + "/checkpoint-0000100/COMPLETE"));
+        QCOMPARE(r.findings[0].severity, ckpt::Severity::Error);
+    }
+
+    void completeRemovedFromLatest()
+    {
+        const std::string run = copyRun();
+        fs::remove(run + "/checkpoint-0000150/COMPLETE");
+        const auto r = ckpt::auditPath(run);
+        QCOMPARE(rules(r), (QStringList{"integrity.no-complete-marker", "integrity.latest-incomplete"}));
+        QVERIFY(r.findings[1].message.find("COMPLETE") != std::string::npos);
+        QVERIFY(r.findings[1].hint.find(run + "/checkpoint-0000100") != std::string::npos);
+    }
+
+    void latestPointsAtMissingCheckpoint()
+    {
+        const std::string run = copyRun();
+        writeText(run + "/latest", "checkpoint-0000200\n");
+        const auto r = ckpt::auditPath(run);
+        QCOMPARE(rules(r), QStringList{"integrity.latest-invalid"});
+        QCOMPARE(r.findings[0].severity, ckpt::Severity::Error);
+        QCOMPARE(q(r.findings[0].file), q(run + "/latest"));
+        QVERIFY(r.findings[0].message.find("checkpoint-0000200") != std::string::npos);
+    }
+
+    void latestPointsAtIncompleteCheckpoint()
+    {
+        const std::string run = copyRun();
+        fs::copy(run + "/checkpoint-0000150", run + "/checkpoint-0000200", fs::copy_options::recursive);
+        fs::remove(run + "/checkpoint-0000200/COMPLETE");
+        writeText(run + "/latest", "checkpoint-0000200\n");
+        const auto r = ckpt::auditPath(run);
+        QCOMPARE(rules(r), (QStringList{"integrity.no-complete-marker", "integrity.latest-incomplete"}));
+        QCOMPARE(q(r.findings[0].file), q(run + "/checkpoint-0000200/COMPLETE"));
+        QCOMPARE(r.findings[1].checkpoints, std::vector<std::string>{run + "/checkpoint-0000200"});
+        QVERIFY(r.findings[1].hint.find(run + "/checkpoint-0000150") != std::string::npos);
+    }
+
+    void latestStaleEmptyOrAbsent()
+    {
+        const std::string run = copyRun();
+        writeText(run + "/latest", "checkpoint-0000100");
+        auto r = ckpt::auditPath(run);
+        QCOMPARE(rules(r), QStringList{"integrity.latest-stale"});
+        QCOMPARE(r.findings[0].severity, ckpt::Severity::Warning);
+
+        writeText(run + "/latest", "  \n");
+        r = ckpt::auditPath(run);
+        QCOMPARE(rules(r), QStringList{"integrity.latest-invalid"});
+        QCOMPARE(r.findings[0].severity, ckpt::Severity::Error);
+
+        fs::remove(run + "/latest");
+        r = ckpt::auditPath(run);
+        QCOMPARE(rules(r), QStringList{"integrity.latest-invalid"});
+        QCOMPARE(r.findings[0].severity, ckpt::Severity::Warning);
+    }
+
+    void worldSizeFourWithOneRngFile()
+    {
+        const std::string run = copyRun();
+        const std::string dir = run + "/checkpoint-0000050";
+        json m = manifestOf(dir);
+        m["world_size"] = 4;
+        writeText(dir + "/manifest.json", m.dump(2));
+        const auto r = ckpt::auditPath(run);
+        QCOMPARE(rules(r), (QStringList{"integrity.rng-rank-missing", "integrity.rng-rank-missing", "integrity.rng-rank-missing"}));
+        for (int i = 0; i < 3; ++i) {
+            const auto& f = r.findings[std::size_t(i)];
+            QCOMPARE(f.component, ckpt::Component::Rng);
+            QCOMPARE(f.severity, ckpt::Severity::Error);
+            QCOMPARE(q(f.file), q(dir + "/rng-rank-" + std::to_string(i + 1) + ".pt"));
+            QCOMPARE(q(f.evidence[0].where), QByteArray("checkpoint-0000050/manifest.json: world_size"));
+            QCOMPARE(q(f.evidence[0].value), QByteArray("4"));
+        }
+    }
+
+    void rngFileBeyondWorldSize()
+    {
+        const std::string run = copyRun();
+        const std::string dir = run + "/checkpoint-0000050";
+        fs::copy_file(dir + "/rng-rank-0.pt", dir + "/rng-rank-1.pt");
+        const auto r = ckpt::auditPath(run);
+        QCOMPARE(rules(r), (QStringList{"integrity.unexpected-file", "integrity.rng-rank-extra"}));
+        for (const auto& f : r.findings) {
+            QCOMPARE(f.component, ckpt::Component::Rng);
+            QCOMPARE(q(f.file), q(dir + "/rng-rank-1.pt"));
+        }
+    }
+
+    void corruptManifest()
+    {
+        const std::string run = copyRun();
+        writeText(run + "/checkpoint-0000100/manifest.json", "{\"files\": {\"model.pt\": ");
+        auto r = ckpt::auditPath(run);
+        QCOMPARE(rules(r), QStringList{"integrity.manifest-unreadable"});
+        QCOMPARE(q(r.findings[0].file), q(run + "/checkpoint-0000100/manifest.json"));
+        QCOMPARE(r.findings[0].severity, ckpt::Severity::Error);
+        QVERIFY(r.findings[0].message.find("not valid JSON") != std::string::npos);
+        QCOMPARE(r.filesChecked, std::size_t(6));
+
+        // Valid JSON of the wrong shape, in the checkpoint `latest` names.
+        writeText(run + "/checkpoint-0000150/manifest.json", "[1, 2, 3]");
+        r = ckpt::auditPath(run);
+        QCOMPARE(rules(r), (QStringList{"integrity.manifest-unreadable", "integrity.manifest-unreadable",
+                                        "integrity.latest-incomplete"}));
+        QCOMPARE(q(r.findings[1].file), q(run + "/checkpoint-0000150/manifest.json"));
+        QVERIFY(r.findings[2].hint.find(run + "/checkpoint-0000050") != std::string::npos);
+
+        // Bad entries: a path escaping the directory, a malformed hash.
+        json m = manifestOf(run + "/checkpoint-0000050");
+        m["files"]["../../etc/passwd"] = {{"bytes", 1}, {"sha256", std::string(64, '0')}};
+        m["files"]["model.pt"]["sha256"] = "xyz";
+        writeText(run + "/checkpoint-0000050/manifest.json", m.dump());
+        r = ckpt::auditPath(run + "/checkpoint-0000050");
+        QCOMPARE(rules(r), (QStringList{"integrity.manifest-unreadable", "integrity.manifest-unreadable"}));
+        QCOMPARE(q(r.findings[0].evidence[0].where), QByteArray("checkpoint-0000050/manifest.json: files.../../etc/passwd"));
+        QCOMPARE(q(r.findings[1].evidence[0].where), QByteArray("checkpoint-0000050/manifest.json: files.model.pt.sha256"));
+    }
+
+    void safetensorsIndex()
+    {
+        const std::string base = m_tmp.path().toStdString() + "/st";
+        auto build = [&](const std::string& name, const json& weightMap,
+                         const std::vector<std::pair<std::string, int>>& shard1,
+                         const std::vector<std::pair<std::string, int>>& shard2) {
+            const std::string dir = base + "/" + name;
+            fs::create_directories(dir);
+            writeText(dir + "/model-00001-of-00002.safetensors", safetensorsFile(shard1));
+            writeText(dir + "/model-00002-of-00002.safetensors", safetensorsFile(shard2));
+            writeText(dir + "/model.safetensors.index.json",
+                      json{{"metadata", {{"total_size", 0}}}, {"weight_map", weightMap}}.dump(2));
+            commitCheckpoint(dir, std::nullopt);
+            return dir;
+        };
+        const std::string s1 = "model-00001-of-00002.safetensors", s2 = "model-00002-of-00002.safetensors";
+        const std::string clean = build("checkpoint-1", {{"a", s1}, {"b", s1}, {"c", s2}}, {{"a", 2}, {"b", 3}}, {{"c", 4}});
+        auto r = ckpt::auditPath(clean);
+        QVERIFY2(r.findings.empty(), describe(r).constData());
+        QCOMPARE(r.filesChecked, std::size_t(3));
+
+        // The index maps `d` to shard 2, which lacks it; shard 1 holds `e`, which the index does not map.
+        const std::string broken = build("checkpoint-2", {{"a", s1}, {"b", s1}, {"c", s2}, {"d", s2}},
+                                         {{"a", 2}, {"b", 3}, {"e", 1}}, {{"c", 4}});
+        r = ckpt::auditPath(broken);
+        QCOMPARE(rules(r), (QStringList{"integrity.safetensors-index", "integrity.safetensors-index"}));
+        QCOMPARE(q(r.findings[0].file), q(broken + "/" + s1));
+        QVERIFY(r.findings[0].message.find(": e") != std::string::npos);
+        QCOMPARE(q(r.findings[1].file), q(broken + "/" + s2));
+        QVERIFY(r.findings[1].message.find(": d") != std::string::npos);
+        QCOMPARE(q(r.findings[1].evidence[0].where), QByteArray("checkpoint-2/model.safetensors.index.json: weight_map.d"));
+
+        // A shard the index names is gone (and listed in the manifest: a missing file too).
+        fs::remove(broken + "/" + s2);
+        r = ckpt::auditPath(broken);
+        QCOMPARE(rules(r), (QStringList{"integrity.missing-file", "integrity.safetensors-index",
+                                        "integrity.safetensors-index"}));
+    }
+
+    void dcpDirectories()
+    {
+        const std::string dir = m_tmp.path().toStdString() + "/dcp/checkpoint-0000010";
+        fs::create_directories(dir + "/model");
+        writeText(dir + "/model/.metadata", "not a pickle");
+        writeText(dir + "/model/__0_0.distcp", "chunk 0");
+        writeText(dir + "/model/__1_0.distcp", "chunk 1");
+        commitCheckpoint(dir, std::nullopt);
+        auto r = ckpt::auditPath(dir);
+        QCOMPARE(rules(r), QStringList{"integrity.dcp-coverage"});
+        QCOMPARE(r.findings[0].severity, ckpt::Severity::Warning);
+        QVERIFY(r.findings[0].message.find("DCP coverage not checked") != std::string::npos);
+        QCOMPARE(q(r.findings[0].file), q(dir + "/model/.metadata"));
+
+        // Data files without .metadata: the DCP save never committed.
+        fs::remove(dir + "/model/.metadata");
+        commitCheckpoint(dir, std::nullopt);
+        r = ckpt::auditPath(dir);
+        QCOMPARE(rules(r), QStringList{"integrity.dcp-coverage"});
+        QCOMPARE(r.findings[0].severity, ckpt::Severity::Error);
+        QCOMPARE(q(r.findings[0].file), q(dir + "/model/.metadata"));
+    }
+
+    void dcpCoverageOnRealFolder()
+    {
+        const std::string corpus = corpusDir();
+        const std::string source = corpus + "/Lightning-AI__pytorch-lightning@0f916ea4/dcp-2rank";
+        if (corpus.empty() || !fs::exists(source + "/.metadata"))
+            QSKIP("../shared/corpus (a real 2-rank DCP folder written by torch 2.0) is not present");
+        // As found: .metadata is its own commit marker; no manifest, so only an info.
+        auto r = ckpt::auditPath(source);
+        QCOMPARE(rules(r), QStringList{"integrity.no-manifest"});
+        QCOMPARE(r.findings[0].severity, ckpt::Severity::Info);
+
+        // Inside a committed checkpoint directory: every chunk is where .metadata says.
+        const std::string dir = m_tmp.path().toStdString() + "/dcp-real/checkpoint-0000020";
+        fs::create_directories(dir);
+        fs::copy(source, dir + "/model", fs::copy_options::recursive);
+        for (const auto& e : fs::recursive_directory_iterator(dir))
+            fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
+        commitCheckpoint(dir, std::nullopt);
+        r = ckpt::auditPath(dir);
+        QVERIFY2(r.findings.empty(), describe(r).constData());
+
+        // rank 1's file cut short (and the manifest rewritten to match, so only coverage fails).
+        fs::resize_file(dir + "/model/__1_0.distcp", fs::file_size(dir + "/model/__1_0.distcp") / 2);
+        commitCheckpoint(dir, std::nullopt);
+        r = ckpt::auditPath(dir);
+        QCOMPARE(rules(r), QStringList{"integrity.dcp-coverage"});
+        QCOMPARE(r.findings[0].severity, ckpt::Severity::Error);
+        QVERIFY2(r.findings[0].message.find("beyond the end") != std::string::npos, r.findings[0].message.c_str());
+        QVERIFY(r.findings[0].message.find("__1_0.distcp") != std::string::npos);
+        QVERIFY(r.findings[0].evidence[0].where.starts_with("checkpoint-0000020/model/.metadata: storage_data."));
+
+        // rank 0's file gone, and a stray file from another save.
+        fs::remove(dir + "/model/__0_0.distcp");
+        writeText(dir + "/model/__7_0.distcp", "stray");
+        commitCheckpoint(dir, std::nullopt);
+        r = ckpt::auditPath(dir);
+        QCOMPARE(rules(r), (QStringList{"integrity.dcp-coverage", "integrity.dcp-coverage", "integrity.dcp-coverage"}));
+        QCOMPARE(q(r.findings[0].file), q(dir + "/model/__0_0.distcp"));
+        QCOMPARE(r.findings[0].severity, ckpt::Severity::Error);
+        QCOMPARE(r.findings[1].severity, ckpt::Severity::Error);
+        QCOMPARE(q(r.findings[2].file), q(dir + "/model/__7_0.distcp"));
+        QCOMPARE(r.findings[2].severity, ckpt::Severity::Warning);
+    }
+
+    // ---- progress, cancellation, read-only ---------------------------------------------------
+
+    void progressReportsEveryFile()
+    {
+        const std::string run = copyRun();
+        std::vector<ckpt::AuditProgress> seen;
+        ckpt::AuditOptions options;
+        options.threads = 2;
+        options.progress = [&](const ckpt::AuditProgress& p) {
+            seen.push_back(p);
+            return true;
+        };
+        const auto r = ckpt::auditPath(run, options);
+        QVERIFY(r.findings.empty());
+        QVERIFY(seen.size() >= 2);
+        QCOMPARE(seen.front().bytesDone, uint64_t(0));
+        for (std::size_t i = 1; i < seen.size(); ++i) {
+            QVERIFY(seen[i].bytesDone >= seen[i - 1].bytesDone);
+            QVERIFY(seen[i].filesDone >= seen[i - 1].filesDone);
+        }
+        QCOMPARE(seen.back().filesDone, std::size_t(9));
+        QCOMPARE(seen.back().filesTotal, std::size_t(9));
+        QCOMPARE(seen.back().bytesDone, seen.back().bytesTotal);
+        QCOMPARE(seen.back().bytesTotal, r.bytesHashed);
+    }
+
+    void cancelFromProgress()
+    {
+        const std::string run = copyRun();
+        const auto full = ckpt::auditPath(run);
+        // Refusing the very first call: nothing is hashed.
+        ckpt::AuditOptions options;
+        options.threads = 1;
+        options.progress = [](const ckpt::AuditProgress&) { return false; };
+        auto r = ckpt::auditPath(run, options);
+        QVERIFY(r.cancelled);
+        QCOMPARE(r.bytesHashed, uint64_t(0));
+        QCOMPARE(r.filesChecked, std::size_t(0));
+
+        // Refusing after the first chunk: the run stops early.
+        for (unsigned threads : {1u, 4u}) {
+            int calls = 0;
+            options.threads = threads;
+            options.progress = [&](const ckpt::AuditProgress&) { return ++calls < 2; };
+            r = ckpt::auditPath(run, options);
+            QVERIFY(r.cancelled);
+            QCOMPARE(calls, 2);
+            QVERIFY(r.filesChecked < full.filesChecked);
+            QVERIFY(r.bytesHashed < full.bytesHashed);
+            QVERIFY2(r.findings.empty(), describe(r).constData()); // partial, but nothing false
+        }
+    }
+
+    void auditIsReadOnly()
+    {
+        const std::string run = copyRun();
+        fs::remove(run + "/checkpoint-0000100/COMPLETE"); // exercise the failure paths too
+        writeText(run + "/checkpoint-0000050/notes.txt", "x");
+        // Let the clock move past the copy, so an access-time update would be visible.
+        QTest::qWait(20);
+        const auto before = snapshot(run);
+        QVERIFY(before.size() > 10);
+        QVERIFY(!ckpt::auditPath(run).findings.empty());
+        QCOMPARE(runCkpt({QStringLiteral("audit"), QString::fromStdString(run), QStringLiteral("--json")}).code, 1);
+        const auto after = snapshot(run);
+        QCOMPARE(after.size(), before.size());
+        for (const auto& [path, state] : before) {
+            QVERIFY2(after.contains(path), path.c_str());
+            QVERIFY2(after.at(path) == state, ("changed: " + path).c_str());
+        }
+    }
+
+    void unreadablePaths()
+    {
+        QVERIFY_THROWS_EXCEPTION(ckpt::OpenError, ckpt::auditPath(m_tmp.path().toStdString() + "/absent"));
+        QVERIFY_THROWS_EXCEPTION(ckpt::OpenError, ckpt::auditPath(m_pristine + "/checkpoint-0000050/model.pt"));
+        const std::string empty = m_tmp.path().toStdString() + "/empty";
+        fs::create_directories(empty);
+        QVERIFY_THROWS_EXCEPTION(ckpt::OpenError, ckpt::auditPath(empty));
+        try {
+            ckpt::auditPath(empty);
+        } catch (const ckpt::OpenError& e) {
+            QCOMPARE(q(e.path()), q(empty));
+        }
+    }
+
+    // ---- ckpt audit --------------------------------------------------------------------------
+
+    void cliExitCodes()
+    {
+        QVERIFY2(fs::exists(CKPT_BIN), "build the `ckpt` target first");
+        const std::string run = copyRun();
+        Run r = runCkpt({QStringLiteral("audit"), QString::fromStdString(run), QStringLiteral("--json")});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.err.isEmpty(), r.err.constData()); // no progress line: stderr is not a terminal
+        json j = json::parse(r.out.toStdString());
+        QCOMPARE(j["files_checked"].get<int>(), 9);
+        QVERIFY(j["bytes_hashed"].get<uint64_t>() > 0);
+        QVERIFY(j["findings"].is_array() && j["findings"].empty());
+
+        r = runCkpt({QStringLiteral("audit"), QString::fromStdString(run)});
+        QCOMPARE(r.code, 0);
+        QVERIFY(r.out.contains("no findings"));
+
+        flipByte(run + "/checkpoint-0000050/model.pt", 10);
+        r = runCkpt({QStringLiteral("audit"), QString::fromStdString(run), QStringLiteral("--json")});
+        QCOMPARE(r.code, 1);
+        j = json::parse(r.out.toStdString());
+        QCOMPARE(j["findings"].size(), std::size_t(1));
+        const json& f = j["findings"][0];
+        QCOMPARE(q(f["rule"].get<std::string>()), QByteArray("integrity.hash-mismatch"));
+        QCOMPARE(q(f["severity"].get<std::string>()), QByteArray("error"));
+        QCOMPARE(q(f["component"].get<std::string>()), QByteArray("integrity"));
+        QCOMPARE(q(f["file"].get<std::string>()), q(run + "/checkpoint-0000050/model.pt"));
+        QVERIFY(f["checkpoints"] == json::array({run + "/checkpoint-0000050"}));
+        QCOMPARE(q(f["evidence"][0]["where"].get<std::string>()), QByteArray("checkpoint-0000050/manifest.json: files.model.pt.sha256"));
+        for (const char* key : {"what", "value", "where"})
+            QVERIFY(f["evidence"][0].contains(key));
+        QVERIFY(f["hint"].is_string() && !f["message"].get<std::string>().empty());
+
+        r = runCkpt({QStringLiteral("audit"), QString::fromStdString(run)});
+        QCOMPARE(r.code, 1);
+        QVERIFY(r.out.contains("integrity.hash-mismatch"));
+
+        const std::string absent = run + "/no-such-dir";
+        r = runCkpt({QStringLiteral("audit"), QString::fromStdString(absent), QStringLiteral("--json")});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.out.isEmpty());
+        QCOMPARE(r.err.count('\n'), 1);
+        QVERIFY2(r.err.startsWith(q("ckpt: " + absent + ": ")), r.err.constData());
+
+        r = runCkpt({QStringLiteral("audit")});
+        QCOMPARE(r.code, 2);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestManifestAudit)
+#include "tst_manifest_audit.moc"
