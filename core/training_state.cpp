@@ -576,6 +576,24 @@ private:
             }
         };
         scan(root, {});
+        // Lightning: hyper-parameters are the run's configuration; the fit loop's progress
+        // counters say how far the data and the optimizer got.
+        if (const NodeId hp = g.get(root, "hyper_parameters"); isDict(g, hp)) {
+            for (const auto& [k, v] : dictItems(g, hp))
+                field(m_state.environment, "hyper_parameters." + k, simpleText(*f.file, v), {f.info.path, {std::string("hyper_parameters"), k}});
+        }
+        if (const NodeId fit = g.get(g.get(root, "loops"), "fit_loop"); isDict(g, fit)) {
+            walkObject(g, fit, [&](const WalkVisit& v) {
+                const Node& n = g[v.node];
+                if (v.path.empty() || (n.kind != Kind::Int && n.kind != Kind::Float))
+                    return;
+                const std::string name = formatKeyPath(v.path);
+                KeyPath key{std::string("loops"), std::string("fit_loop")};
+                key.insert(key.end(), v.path.begin(), v.path.end());
+                const bool data = name.find("batch") != std::string::npos || name.find("dataloader") != std::string::npos;
+                field(data ? m_state.data : m_state.progress, "fit_loop/" + name, simpleText(*f.file, v.node), {f.info.path, key});
+            });
+        }
         // training_args.bin (a TrainingArguments object) and Lightning hyper_parameters carry the config.
         const Node& r = g[root];
         if (r.kind == Kind::Object && isDict(g, r.state) && f.info.role == "training_args") {

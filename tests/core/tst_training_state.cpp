@@ -120,6 +120,11 @@ private slots:
         QCOMPARE(QByteArray::fromStdString(s.optimizer->paramState[0].name), QByteArray("model.0.weight"));
         QVERIFY(s.scheduler && s.scheduler->schedule.kind == "StepLR");
         QCOMPARE(s.scheduler->from.key.size(), std::size_t(2)); // lr_schedulers / 0
+        QCOMPARE(QByteArray::fromStdString(find(s.environment, "hyper_parameters.lr")->value), QByteArray("0.05"));
+        const StateField* batches = find(s.data, "fit_loop/epoch_loop.state_dict/_batches_that_stepped");
+        QVERIFY(batches);
+        QCOMPARE(QByteArray::fromStdString(batches->value), QByteArray("50"));
+        QVERIFY(find(s.progress, "fit_loop/epoch_progress/total/completed"));
     }
 
     void singleFileByStructure()
