@@ -281,7 +281,14 @@ public:
 private:
     void openFiles()
     {
+        // A sharded model: the shards carry the tensors; a pytorch_model.bin.index.json only maps
+        // names to shards (a safetensors index opens as the whole set, so its shards are skipped).
+        bool safetensorsIndex = false;
+        for (const auto& info : m_state.layout.files)
+            safetensorsIndex = safetensorsIndex || info.path.ends_with(".safetensors.index.json");
         for (const auto& info : m_state.layout.files) {
+            if (info.path.ends_with(".bin.index.json") || (safetensorsIndex && info.path.ends_with(".safetensors")))
+                continue;
             static const std::set<std::string> skipRoles = {"manifest", "complete", "trainer_state", "other", "metadata"};
             if (skipRoles.contains(info.role) || info.path.ends_with(".distcp"))
                 continue;
@@ -353,7 +360,8 @@ private:
 
     void readModel(Opened& f)
     {
-        if (m_state.model)
+        // Several model files (shards of one state_dict) merge into one W; otherwise the first wins.
+        if (m_state.model && f.info.role != "model")
             return;
         const ValueGraph& g = f.file->graph();
         const NodeId root = f.file->root();
@@ -372,8 +380,11 @@ private:
             found = findByStructure(g, root, [&](NodeId n) { return stateDictScore(g, n) > 0; }, 3);
         if (found.node == kNoNode)
             return;
-        ModelPart model;
-        model.from = {f.info.path, found.key};
+        if (m_state.model && found.key.empty() && stateDictScore(g, found.node) == 0)
+            return;
+        ModelPart model = m_state.model ? std::move(*m_state.model) : ModelPart{};
+        if (model.parameters.empty())
+            model.from = {f.info.path, found.key};
         for (const auto& [name, value] : dictItems(g, found.node)) {
             if (g[value].kind != Kind::Tensor)
                 continue;

@@ -10,6 +10,7 @@
 #include <QTest>
 
 #include <filesystem>
+#include <fstream>
 
 using namespace ckpt;
 using namespace testsupport;
@@ -162,6 +163,27 @@ private slots:
         QVERIFY(ds.model && ds.optimizer);
         QVERIFY(ds.optimizer->nameMapping.starts_with("flat partition"));
         QCOMPARE(ds.optimizer->paramState[0].step.value_or(-1), 1875.0);
+    }
+
+    void shardedModelMerges()
+    {
+        // A Trainer folder whose model is a safetensors set sharded over two files.
+        const std::string dir = std::string(CKPT_TESTDATA_DIR) + "/checkpoint-7";
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        std::filesystem::copy_file(checkpointsDir() + "/sharded.safetensors.index.json", dir + "/model.safetensors.index.json");
+        for (const char* f : {"sharded-00001-of-00002.safetensors", "sharded-00002-of-00002.safetensors"})
+            std::filesystem::copy_file(checkpointsDir() + "/" + f, dir + "/" + f); // the names the index maps to
+        {
+            std::ofstream(dir + "/trainer_state.json") << R"({"global_step": 7, "log_history": []})";
+        }
+        const TrainingState s = readTrainingState(dir);
+        QCOMPARE(s.layout.layout, Layout::HfTrainer);
+        QVERIFY2(s.warnings.empty(), s.warnings.empty() ? "" : s.warnings.front().c_str());
+        QVERIFY(s.model);
+        QCOMPARE(s.model->parameters.size(), std::size_t(6)); // all tensors of both shards, once
+        QCOMPARE(s.globalStep.value_or(-1), int64_t(7));
+        std::filesystem::remove_all(dir);
     }
 
     void runHistories()
