@@ -392,7 +392,9 @@ NodeId CheckpointFile::runPickle(Bytes data, std::size_t start, const std::strin
 void CheckpointFile::loadTorchZip(const OpenOptions& options)
 {
     const Bytes data = bytes();
-    m_zip = ZipArchive::parse(data);
+    m_zip = ZipArchive::parse(data, [this](uint64_t offset, std::span<std::byte> out) {
+        m_file.readAt(m_sliceOffset + offset, out);
+    });
     const ZipArchive& zip = *m_zip;
     for (const auto& w : zip.warnings)
         m_doc.warnings.push_back(w);

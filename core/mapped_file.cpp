@@ -54,6 +54,7 @@ MappedFile MappedFile::open(const std::string& path)
     MappedFile file;
     file.m_path = path;
     file.m_size = static_cast<std::size_t>(st.st_size);
+    file.m_fd = ::dup(fd.get()); // kept for readAt(); read-only, never locked
     if (file.m_size == 0)
         return file;
     void* p = ::mmap(nullptr, file.m_size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
@@ -68,6 +69,7 @@ MappedFile MappedFile::open(const std::string& path)
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : m_path(std::move(other.m_path))
+    , m_fd(std::exchange(other.m_fd, -1))
     , m_data(std::exchange(other.m_data, nullptr))
     , m_size(std::exchange(other.m_size, 0))
 {
@@ -78,6 +80,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept
     if (this != &other) {
         reset();
         m_path = std::move(other.m_path);
+        m_fd = std::exchange(other.m_fd, -1);
         m_data = std::exchange(other.m_data, nullptr);
         m_size = std::exchange(other.m_size, 0);
     }
@@ -88,10 +91,29 @@ MappedFile::~MappedFile() { reset(); }
 
 void MappedFile::reset()
 {
+    if (m_fd >= 0)
+        ::close(m_fd);
+    m_fd = -1;
     if (m_data)
         ::munmap(m_data, m_size);
     m_data = nullptr;
     m_size = 0;
+}
+
+void MappedFile::readAt(uint64_t offset, std::span<std::byte> out) const
+{
+    if (offset > m_size || out.size() > m_size - offset)
+        throw FormatError("read of " + std::to_string(out.size()) + " bytes at offset " + std::to_string(offset)
+                          + " lies beyond the end of the file");
+    std::size_t done = 0;
+    while (done < out.size()) {
+        const ssize_t n = m_fd >= 0 ? ::pread(m_fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done)) : -1;
+        if (n <= 0) { // no descriptor (or an error): fall back to the mapping
+            std::memcpy(out.data() + done, static_cast<const std::byte*>(m_data) + offset + done, out.size() - done);
+            return;
+        }
+        done += static_cast<std::size_t>(n);
+    }
 }
 
 void MappedFile::adviseSequential(std::size_t offset, std::size_t length) const

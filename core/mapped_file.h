@@ -26,6 +26,10 @@ public:
     std::size_t size() const { return m_size; }
     const std::string& path() const { return m_path; }
 
+    /// Copies bytes at `offset` with pread, without touching the mapping: reading many small
+    /// scattered headers this way keeps them out of the process's resident set.
+    void readAt(uint64_t offset, std::span<std::byte> out) const;
+
     /// Tells the kernel a range is about to be read sequentially (or is no longer needed), so
     /// long scans keep resident memory bounded.
     void adviseSequential(std::size_t offset, std::size_t length) const;
@@ -35,6 +39,7 @@ private:
     void reset();
 
     std::string m_path;
+    int m_fd = -1;
     void* m_data = nullptr;
     std::size_t m_size = 0;
 };

@@ -138,23 +138,32 @@ ZipEntry readCentralEntry(ByteReader& r, Bytes file)
 
 // Sizes live in the central directory only (local headers say 0, flag bit 3); the local
 // header is read just to find where the data starts.
-void locateData(Bytes file, uint64_t directoryOffset, ZipEntry& e, std::vector<std::string>& warnings)
+void locateData(Bytes file, uint64_t directoryOffset, ZipEntry& e, std::vector<std::string>& warnings,
+                const ZipArchive::HeaderReader& readHeader)
 {
     if (e.localHeaderOffset > directoryOffset || directoryOffset - e.localHeaderOffset < 30)
         throw FormatError("zip entry '" + e.name + "' has a local header offset (" + std::to_string(e.localHeaderOffset)
                           + ") outside the archive data");
-    ByteReader r(file, e.localHeaderOffset);
+    // The 30-byte header plus the name; read through the hook when there is one.
+    const std::size_t want = static_cast<std::size_t>(std::min<uint64_t>(30 + e.name.size(), directoryOffset - e.localHeaderOffset));
+    std::vector<std::byte> copy;
+    Bytes header = file.subspan(e.localHeaderOffset, want);
+    if (readHeader) {
+        copy.resize(want);
+        readHeader(e.localHeaderOffset, copy);
+        header = copy;
+    }
+    ByteReader r(header);
     if (r.u32() != kLocalSig)
         throw FormatError("zip entry '" + e.name + "' has no local header at offset " + std::to_string(e.localHeaderOffset));
     r.skip(22);
     const uint16_t nameLen = r.u16();
     const uint16_t extraLen = r.u16();
-    const Bytes localName = r.take(nameLen);
-    r.skip(extraLen);
-    if (asText(localName) != e.name)
-        warnings.push_back("zip entry '" + e.name + "': its local header names it '" + std::string(asText(localName))
+    const std::string localName = nameLen <= r.remaining() ? std::string(asText(r.take(nameLen))) : std::string("?");
+    if (localName != e.name)
+        warnings.push_back("zip entry '" + e.name + "': its local header names it '" + localName
                            + "' (a trick some malicious archives use to hide a member from scanners)");
-    e.dataOffset = r.pos();
+    e.dataOffset = e.localHeaderOffset + 30 + nameLen + extraLen;
     if (e.dataOffset > directoryOffset || e.compressedSize > directoryOffset - e.dataOffset)
         throw FormatError("zip entry '" + e.name + "' (" + std::to_string(e.compressedSize) + " bytes at offset "
                           + std::to_string(e.dataOffset) + ") runs past the end of the archive data: the file is truncated or corrupt");
@@ -185,7 +194,7 @@ void checkOverlaps(ZipArchive& zip)
 
 } // namespace
 
-ZipArchive ZipArchive::parse(Bytes file)
+ZipArchive ZipArchive::parse(Bytes file, const HeaderReader& readHeader)
 {
     if (file.size() < 4 || loadLE<uint32_t>(file, 0) != kLocalSig)
         throw FormatError("not a zip archive (no PK\\3\\4 signature at the start)");
@@ -200,7 +209,7 @@ ZipArchive ZipArchive::parse(Bytes file)
         zip.warnings.push_back("the zip central directory has " + std::to_string(r.remaining())
                                + " unexplained bytes after its last entry");
     for (auto& e : zip.entries) {
-        locateData(file, dir.offset, e, zip.warnings);
+        locateData(file, dir.offset, e, zip.warnings, readHeader);
         if (e.flags & 0x0001)
             zip.warnings.push_back("zip entry '" + e.name + "' is marked encrypted; PyTorch ignores the flag and so do we");
         if (e.method != 0 && e.method != 8)

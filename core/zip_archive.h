@@ -6,6 +6,7 @@
 
 #include "core/byte_reader.h"
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,8 +29,12 @@ struct ZipArchive {
     std::vector<std::string> warnings;
     bool zip64 = false;
 
+    /// Reads `out.size()` bytes at an offset of the archive; lets a caller fetch local headers
+    /// with pread instead of touching (and keeping resident) one page of the mapping per entry.
+    using HeaderReader = std::function<void(uint64_t offset, std::span<std::byte> out)>;
+
     /// Throws FormatError for anything that would make an entry's bytes lie outside the file.
-    static ZipArchive parse(Bytes file);
+    static ZipArchive parse(Bytes file, const HeaderReader& readHeader = {});
 
     const ZipEntry* find(std::string_view name) const;
 };
