@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/manifest_audit.h"
 
+#include "core/read_only_file.h"
+
 #include "core/checkpoint_file.h"
 #include "core/dcp_checkpoint.h"
 #include "core/errors.h"
@@ -141,38 +143,20 @@ std::string listNames(const std::vector<std::string>& names, std::size_t max = k
     return out;
 }
 
-int openReadOnly(const std::string& path)
-{
-    const int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
-    int fd = ::open(path.c_str(), flags | O_NOATIME);
-    if (fd < 0 && errno == EPERM)
-        fd = ::open(path.c_str(), flags);
-    return fd;
-}
-
 /// Reads a small regular file; on failure returns nullopt and sets `error` to a reason.
 std::optional<std::string> readSmallFile(const std::string& path, std::size_t limit, std::string& error)
 {
-    const int fd = openReadOnly(path);
-    if (fd < 0) {
-        error = std::strerror(errno);
+    uint64_t size = 0;
+    std::optional<FileDescriptor> opened;
+    try {
+        opened.emplace(openRegularFileReadOnly(path, &size));
+    } catch (const FormatError& e) {
+        error = e.what();
         return std::nullopt;
     }
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{fd};
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        error = std::strerror(errno);
-        return std::nullopt;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        error = S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file";
-        return std::nullopt;
-    }
-    if (static_cast<uint64_t>(st.st_size) > limit) {
-        error = "is " + std::to_string(st.st_size) + " bytes, more than the " + std::to_string(limit) + " read";
+    const int fd = opened->get();
+    if (size > limit) {
+        error = "is " + std::to_string(size) + " bytes, more than the " + std::to_string(limit) + " read";
         return std::nullopt;
     }
     std::string out;

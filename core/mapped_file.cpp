@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/mapped_file.h"
 
+#include "core/read_only_file.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -11,20 +13,6 @@
 
 namespace ckpt {
 namespace {
-
-class FdGuard {
-public:
-    explicit FdGuard(int fd) : m_fd(fd) {}
-    ~FdGuard()
-    {
-        if (m_fd >= 0)
-            ::close(m_fd);
-    }
-    int get() const { return m_fd; }
-
-private:
-    int m_fd;
-};
 
 void advise(void* base, std::size_t size, std::size_t offset, std::size_t length, int how)
 {
@@ -40,20 +28,11 @@ void advise(void* base, std::size_t size, std::size_t offset, std::size_t length
 
 MappedFile MappedFile::open(const std::string& path)
 {
-    FdGuard fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-    if (fd.get() < 0)
-        throw FormatError(std::string("cannot open: ") + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0)
-        throw FormatError(std::string("cannot stat: ") + std::strerror(errno));
-    if (S_ISDIR(st.st_mode))
-        throw FormatError("is a directory, not a file");
-    if (!S_ISREG(st.st_mode))
-        throw FormatError("is not a regular file");
-
+    uint64_t size = 0;
+    FileDescriptor fd = openRegularFileReadOnly(path, &size);
     MappedFile file;
     file.m_path = path;
-    file.m_size = static_cast<std::size_t>(st.st_size);
+    file.m_size = static_cast<std::size_t>(size);
     file.m_fd = ::dup(fd.get()); // kept for readAt(); read-only, never locked
     if (file.m_size == 0)
         return file;

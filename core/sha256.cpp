@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/sha256.h"
 
+#include "core/read_only_file.h"
+
 #include "core/errors.h"
 
 #include <openssl/evp.h>
@@ -39,34 +41,6 @@ const EVP_MD* sha256Md()
 #endif
 }
 
-class Fd {
-public:
-    explicit Fd(int fd) : m_fd(fd) {}
-    ~Fd()
-    {
-        if (m_fd >= 0)
-            ::close(m_fd);
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return m_fd; }
-
-private:
-    int m_fd;
-};
-
-int openReadOnly(const std::string& path)
-{
-    // O_NONBLOCK: opening a FIFO someone left in a checkpoint directory must not hang; it has
-    // no effect on reads from regular files.
-    const int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
-    // O_NOATIME keeps even the access time as it was; the kernel only allows it to the
-    // file's owner (EPERM otherwise), so fall back to a plain read-only open.
-    int fd = ::open(path.c_str(), flags | O_NOATIME);
-    if (fd < 0 && errno == EPERM)
-        fd = ::open(path.c_str(), flags);
-    return fd;
-}
 
 } // namespace
 
@@ -127,16 +101,7 @@ std::string sha256Hex(std::span<const std::byte> data)
 
 Sha256FileResult sha256File(const std::string& path, const std::function<bool(uint64_t)>& onChunk, Sha256* hasher)
 {
-    Fd fd(openReadOnly(path));
-    if (fd.get() < 0)
-        throw FormatError(std::string("cannot open: ") + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0)
-        throw FormatError(std::string("cannot stat: ") + std::strerror(errno));
-    if (S_ISDIR(st.st_mode))
-        throw FormatError("is a directory, not a file");
-    if (!S_ISREG(st.st_mode))
-        throw FormatError("is not a regular file");
+    FileDescriptor fd = openRegularFileReadOnly(path);
     ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL); // a hint only; failure is harmless
 
     Sha256 local;
