@@ -281,16 +281,6 @@ private:
         }
     }
 
-    void addDictItemsFromConverted(NodeId out, NodeId convertedDict, std::size_t depth)
-    {
-        (void)depth;
-        if (!m_out.valid(convertedDict) || m_out[convertedDict].kind != Kind::Dict)
-            return;
-        const std::vector<NodeId> kv = m_out[convertedDict].items;
-        auto& items = m_out[out].items;
-        items.insert(items.end(), kv.begin(), kv.end());
-    }
-
     // ---- globals as values
     Node globalValue(const std::string& path)
     {

@@ -432,7 +432,7 @@ private:
                 key.insert(key.end(), {std::string("param_groups"), static_cast<int64_t>(gi), k});
                 if (k == "params") {
                     for (NodeId p : g[v].items)
-                        group.params.push_back(reprOf(g, p) == "" ? "?" : (g[p].kind == Kind::String ? g[p].text : reprOf(g, p)));
+                        group.params.push_back(g[p].kind == Kind::String ? g[p].text : reprOf(g, p));
                 } else if (const std::string text = simpleText(*f.file, v); !text.empty()) {
                     group.hyperparameters.push_back({k, text, {f.info.path, key}});
                 }
@@ -459,11 +459,6 @@ private:
                 }
             }
             opt.paramState.push_back(std::move(ps));
-        }
-        // State keys were saved as ints: restore the optimizer's own key for them.
-        for (auto& ps : opt.paramState) {
-            const KeyPart k = static_cast<int64_t>(std::atoll(ps.index.c_str()));
-            (void)k;
         }
         opt.type = inferOptimizerType(stateKeys, groupKeys);
         m_state.optimizer = std::move(opt);
@@ -579,7 +574,7 @@ private:
                 if (text.empty())
                     continue;
                 if (progressKeys.contains(k))
-                    field(k == "epoch" && prefix.empty() ? m_state.progress : m_state.progress, k, text, from);
+                    field(m_state.progress, k, text, from);
                 else if (dataKeys.contains(k))
                     field(m_state.data, k, text, from);
                 else if (envKeys.contains(k))
