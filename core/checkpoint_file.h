@@ -4,7 +4,9 @@
 // plain pickles. Bad input raises OpenError naming the file and the reason.
 #pragma once
 
+#include "core/file_sniff.h"
 #include "core/imports_report.h"
+#include "core/imports_scan.h"
 #include "core/key_path.h"
 #include "core/mapped_file.h"
 #include "core/pickle_interpreter.h"
@@ -107,13 +109,5 @@ private:
     bool m_sliced = false;
     uint64_t m_sliceOffset = 0, m_sliceLength = 0;
 };
-
-/// What the first bytes say a file is, for messages: "zip archive", "PNG image"...
-std::string sniffFileKind(Bytes head);
-
-/// The imports report for any file that carries pickles (checkpoints, plain pickles, zips of
-/// pickles, numpy .npy object arrays), including ones the loader refuses. Throws OpenError when
-/// the file holds no pickle at all or cannot be read.
-ImportsReport scanImports(const std::string& path);
 
 } // namespace ckpt
