@@ -545,7 +545,7 @@ private:
 
     void readCounters(Opened& f)
     {
-        static const std::set<std::string> progressKeys = {"global_step", "global_steps", "step", "iteration", "epoch",
+        static const std::set<std::string> progressKeys = {"global_step", "global_steps", "step", "iteration", "iter", "epoch",
                                                            "micro_step", "skipped_steps", "global_samples",
                                                            "consumed_samples", "gradient_accumulation_steps"};
         static const std::set<std::string> dataKeys = {"batch_pos", "data_seed", "position", "cursor", "sampler_seed",
@@ -778,7 +778,7 @@ private:
 
     void settleGlobalStep()
     {
-        for (const char* name : {"global_step", "global_steps", "step", "iteration"}) {
+        for (const char* name : {"global_step", "global_steps", "step", "iteration", "iter"}) {
             if (const StateField* f = m_state.progressField(name)) {
                 try {
                     m_state.globalStep = std::stoll(f->value);
