@@ -3,6 +3,8 @@
 
 #include "core/json_export.h"
 
+#include <QProcess>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -97,6 +99,15 @@ std::vector<std::byte> contiguousArrayBytes(const ckpt::ValueGraph& graph, const
             stride[d - 1] = stride[d] * a.shape[d];
     }
     return gather(bytes, a.itemSize, a.shape, stride, 0);
+}
+
+CkptRun runCkpt(const QStringList& args)
+{
+    QProcess p;
+    p.start(QStringLiteral(CKPT_BIN), args);
+    if (!p.waitForFinished(120000))
+        return {};
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
 }
 
 std::string keyString(const ckpt::KeyPath& path) { return ckpt::keyPathToJson(path).dump(); }

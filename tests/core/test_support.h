@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <QString>
+#include <QStringList>
 
 #include <string>
 #include <vector>
@@ -31,6 +32,13 @@ std::vector<std::byte> contiguousArrayBytes(const ckpt::ValueGraph& graph, const
 /// "[\"model\",0]" — a key path as compact JSON, for maps and messages.
 std::string keyString(const ckpt::KeyPath& path);
 std::string keyString(const nlohmann::json& key);
+
+/// Runs the built `ckpt` with `args`; code -1 when it crashed or did not finish in two minutes.
+struct CkptRun {
+    int code = -1;
+    QByteArray out, err;
+};
+CkptRun runCkpt(const QStringList& args);
 
 inline QByteArray q(const std::string& s) { return QByteArray::fromStdString(s); }
 

@@ -11,19 +11,6 @@ using nlohmann::json;
 
 namespace {
 
-struct Run {
-    int code = -1;
-    QByteArray out, err;
-};
-
-Run runCkpt(const QStringList& args)
-{
-    QProcess p;
-    p.start(QStringLiteral(CKPT_BIN), args);
-    p.waitForFinished(60000);
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
-}
-
 QString fixture(const char* name) { return QString::fromStdString(checkpointsDir() + "/" + name); }
 QString hostile(const char* name) { return QString::fromStdString(hostileDir() + "/" + name); }
 
@@ -34,7 +21,7 @@ class TestCli : public QObject {
 private slots:
     void tensorsJson()
     {
-        const Run r = runCkpt({QStringLiteral("tensors"), fixture("full_checkpoint.pt"), QStringLiteral("--json")});
+        const CkptRun r = runCkpt({QStringLiteral("tensors"), fixture("full_checkpoint.pt"), QStringLiteral("--json")});
         QCOMPARE(r.code, 0);
         QVERIFY(r.err.isEmpty());
         const json j = json::parse(r.out.toStdString());
@@ -58,7 +45,7 @@ private slots:
 
     void tensorsHuman()
     {
-        const Run r = runCkpt({QStringLiteral("tensors"), fixture("dtypes.pt")});
+        const CkptRun r = runCkpt({QStringLiteral("tensors"), fixture("dtypes.pt")});
         QCOMPARE(r.code, 0);
         QVERIFY(r.out.contains("bfloat16"));
         QVERIFY(r.out.contains("KEY"));
@@ -67,7 +54,7 @@ private slots:
 
     void treeJson()
     {
-        const Run r = runCkpt({QStringLiteral("tree"), fixture("objects.pt"), QStringLiteral("--json")});
+        const CkptRun r = runCkpt({QStringLiteral("tree"), fixture("objects.pt"), QStringLiteral("--json")});
         QCOMPARE(r.code, 0);
         const json j = json::parse(r.out.toStdString());
         const std::string text = j.dump();
@@ -78,7 +65,7 @@ private slots:
 
     void treeHuman()
     {
-        const Run r = runCkpt({QStringLiteral("tree"), fixture("full_checkpoint.pt")});
+        const CkptRun r = runCkpt({QStringLiteral("tree"), fixture("full_checkpoint.pt")});
         QCOMPARE(r.code, 0);
         QVERIFY(r.out.contains("object argparse.Namespace"));
         QVERIFY(r.out.contains("ndarray uint32 [624]"));
@@ -104,7 +91,7 @@ private slots:
         QFETCH(QString, file);
         QFETCH(int, code);
         QFETCH(QString, mustName);
-        const Run r = runCkpt({QStringLiteral("imports"), file, QStringLiteral("--json")});
+        const CkptRun r = runCkpt({QStringLiteral("imports"), file, QStringLiteral("--json")});
         QCOMPARE(r.code, code);
         if (code == 2) {
             QCOMPARE(r.err.count('\n'), 1);
@@ -133,7 +120,7 @@ private slots:
         QFETCH(QString, file);
         QFETCH(QString, reason);
         for (const char* command : {"tensors", "tree"}) {
-            const Run r = runCkpt({QString::fromLatin1(command), file});
+            const CkptRun r = runCkpt({QString::fromLatin1(command), file});
             QCOMPARE(r.code, 2);
             QVERIFY(r.out.isEmpty());
             QCOMPARE(r.err.count('\n'), 1);
@@ -147,7 +134,7 @@ private slots:
         QCOMPARE(runCkpt({}).code, 2);
         QCOMPARE(runCkpt({QStringLiteral("frobnicate"), fixture("dtypes.pt")}).code, 2);
         QCOMPARE(runCkpt({QStringLiteral("tensors"), fixture("dtypes.pt"), QStringLiteral("--bogus")}).code, 2);
-        const Run v = runCkpt({QStringLiteral("--version")});
+        const CkptRun v = runCkpt({QStringLiteral("--version")});
         QCOMPARE(v.code, 0);
         QVERIFY(v.out.startsWith("ckpt "));
     }

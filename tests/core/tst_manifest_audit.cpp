@@ -27,19 +27,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-    int code = -1;
-    QByteArray out, err;
-};
-
-Run runCkpt(const QStringList& args)
-{
-    QProcess p;
-    p.start(QStringLiteral(CKPT_BIN), args);
-    if (!p.waitForFinished(120000))
-        return {};
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
-}
 
 QStringList rules(const ckpt::AuditResult& r)
 {
@@ -689,7 +676,7 @@ private slots:
     {
         QVERIFY2(fs::exists(CKPT_BIN), "build the `ckpt` target first");
         const std::string run = copyRun();
-        Run r = runCkpt({QStringLiteral("audit"), QString::fromStdString(run), QStringLiteral("--json")});
+        CkptRun r = runCkpt({QStringLiteral("audit"), QString::fromStdString(run), QStringLiteral("--json")});
         QCOMPARE(r.code, 0);
         QVERIFY2(r.err.isEmpty(), r.err.constData()); // no progress line: stderr is not a terminal
         json j = json::parse(r.out.toStdString());
