@@ -297,6 +297,7 @@ void scanViewsForStats(const std::vector<const TensorViewReader*>& views, const 
         [&](const ChunkWork& w, unsigned worker) {
             const TensorViewReader& view = *views[w.item];
             Job& job = jobs[w.item];
+            view.prefetch(w.begin, w.count);
             const std::byte* p = view.read(w.begin, w.count, buffers[worker]);
             kernels::scan(job.acc->state().kind, p, w.count, job.chunks[w.chunk], census[worker].data());
             view.release(w.begin, w.count);
