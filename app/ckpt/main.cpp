@@ -23,6 +23,9 @@ commands:
                                          (a file or a checkpoint directory of any layout)
   run DIR [--json]                       a run's checkpoints by step (latest, best, incomplete)
                                          and its logged metric series
+  check PATH [PATH2] [--json]            the rule catalogue over a file, a checkpoint or run
+        [--no-audit] [--no-content]      directory, or a pair (A before B): findings by component
+                                         (exit 1 if any warning or error)
   --version                              print the version
 
 exit codes: 0 ok, 1 findings (dangerous imports), 2 the file cannot be read
@@ -56,6 +59,8 @@ int main(int argc, char** argv)
             return runShow(parseCliArgs(args, {"--json"}, {}));
         if (command == "run")
             return runRun(parseCliArgs(args, {"--json"}, {}));
+        if (command == "check")
+            return runCheck(parseCliArgs(args, {"--json", "--no-audit", "--no-content"}, {}));
     } catch (const std::invalid_argument& e) {
         return failWith(std::string(e.what()) + " (see ckpt --help)");
     } catch (const std::exception& e) {
