@@ -35,7 +35,7 @@ CheckpointFacts load(const std::string& path, const FactOptions& options)
     if (!fs::exists(path))
         throw std::runtime_error(path + ": no such file or directory");
     CheckpointFacts c = gatherFacts(path, options);
-    if (!readable(c.state) && c.audit.empty()) {
+    if (!readable(c.state) && c.files.empty() && c.audit.empty()) {
         const std::string why = c.state.warnings.empty() ? "no training state found in it" : c.state.warnings.front();
         throw std::runtime_error(why.starts_with(path) ? why : path + ": " + why);
     }

@@ -2,6 +2,7 @@
 #include "core/rules/checkpoint_facts.h"
 
 #include "core/checkpoint_file.h"
+#include "core/imports_scan.h"
 #include "core/manifest_audit.h"
 #include "core/rules/minimal_tensor_content.h"
 
@@ -65,7 +66,14 @@ CheckpointFacts gatherFacts(const std::string& path, const FactOptions& options)
         try {
             c.files.push_back(fileFacts(*CheckpointFile::open(f.path)));
         } catch (const std::exception&) {
-            // readTrainingState already recorded why the file cannot be opened
+            // readTrainingState already recorded why the file cannot be opened. A file the loader
+            // refuses can still carry a payload: report its pickles' imports when they are dangerous.
+            try {
+                ImportsReport imports = scanImports(f.path);
+                if (imports.anyDangerous() || imports.structuralDanger)
+                    c.files.push_back({f.path, std::move(imports), {}});
+            } catch (const std::exception&) {
+            }
         }
     }
     if (options.audit && std::filesystem::is_directory(path)) {

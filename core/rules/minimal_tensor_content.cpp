@@ -93,31 +93,34 @@ std::optional<TensorSummary> summarizeTensor(const CheckpointFile& file, const T
     return s;
 }
 
-const CheckpointFile* MinimalTensorContent::file(const std::string& path)
+const MinimalTensorContent::Opened& MinimalTensorContent::open(const std::string& path)
 {
     auto it = m_files.find(path);
-    if (it == m_files.end()) {
-        std::unique_ptr<CheckpointFile> opened;
-        try {
-            opened = CheckpointFile::open(path);
-        } catch (const std::exception&) {
-        }
-        it = m_files.emplace(path, std::move(opened)).first;
+    if (it != m_files.end())
+        return it->second;
+    Opened opened;
+    try {
+        opened.file = CheckpointFile::open(path);
+        // Key paths compare as text: the state model keeps optimizer indices as strings ("0"),
+        // the file's own walk as integers (0).
+        for (const auto& e : opened.file->tensorEntries())
+            opened.byKey.emplace(formatKeyPath(e.key), e.tensor);
+    } catch (const std::exception&) {
+        opened.file.reset();
     }
-    return it->second.get();
+    return m_files.emplace(path, std::move(opened)).first->second;
 }
 
 std::optional<TensorSummary> MinimalTensorContent::summary(const Provenance& where)
 {
     std::lock_guard lock(m_mutex);
-    const CheckpointFile* f = file(where.file);
-    if (!f)
+    const Opened& f = open(where.file);
+    if (!f.file)
         return std::nullopt;
-    for (const auto& e : f->tensorEntries()) {
-        if (e.key == where.key)
-            return summarizeTensor(*f, f->tensors()[e.tensor]);
-    }
-    return std::nullopt;
+    const auto it = f.byKey.find(formatKeyPath(where.key));
+    if (it == f.byKey.end())
+        return std::nullopt;
+    return summarizeTensor(*f.file, f.file->tensors()[it->second]);
 }
 
 } // namespace ckpt

@@ -18,10 +18,14 @@ public:
     std::optional<TensorSummary> summary(const Provenance& where) override;
 
 private:
-    const CheckpointFile* file(const std::string& path);
+    struct Opened {
+        std::unique_ptr<CheckpointFile> file;       // null when the file cannot be opened
+        std::map<std::string, uint32_t> byKey;      // formatKeyPath -> tensor index
+    };
+    const Opened& open(const std::string& path);
 
     std::mutex m_mutex;
-    std::map<std::string, std::unique_ptr<CheckpointFile>> m_files; // null when the file cannot be opened
+    std::map<std::string, Opened> m_files;
 };
 
 /// The summary of one tensor of an opened file; nullopt when it is not float16/bfloat16/float32/

@@ -109,7 +109,17 @@ void kindsDiffer(const RngPart& rng, Findings& out)
     }
 }
 
-void ranksIdentical(const RngPart& rng, Findings& out)
+// A run that declares per-rank seeds (manifest "rank_seed": "seed + rank") cannot have identical ranks.
+const StateField* perRankSeeding(const TrainingState& s)
+{
+    for (const auto& f : s.environment) {
+        if (f.name.find("rank_seed") != std::string::npos && f.value.find("rank") != std::string::npos)
+            return &f;
+    }
+    return nullptr;
+}
+
+void ranksIdentical(const TrainingState& s, const RngPart& rng, Findings& out)
 {
     std::map<std::string, std::map<int, std::string>> byKind; // kind -> rank -> fingerprint (first per rank)
     std::map<std::string, const Generator*> first;
@@ -141,6 +151,14 @@ void ranksIdentical(const RngPart& rng, Findings& out)
         if (kinds.find(kind) != std::string::npos)
             f.evidence.push_back(evidence(kind + " fingerprint (every rank)", g->state.fingerprint, provenance(*g)));
     }
+    if (const StateField* seeding = perRankSeeding(s)) {
+        f.severity = Severity::Error;
+        f.message += ", although the run seeds each rank apart (" + seeding->name + ": " + seeding->value + ")";
+        f.hint = hintWithNext("The ranks were reseeded alike: a resume called seed_everything(seed) without the per-rank "
+                              "offset (or instead of restoring each rank's saved state), so every rank draws the same "
+                              "dropout masks and augmentations (§4.1, §4.4, §10.4).", Component::Rng);
+        f.evidence.push_back(evidence(*seeding));
+    }
     out.push_back(std::move(f));
 }
 
@@ -154,7 +172,7 @@ void rngRules(const CheckpointFacts& c, Findings& out)
     invalid(*c.state.rng, out);
     rankMissing(c, out);
     kindsDiffer(*c.state.rng, out);
-    ranksIdentical(*c.state.rng, out);
+    ranksIdentical(c.state, *c.state.rng, out);
 }
 
 } // namespace ckpt::rules

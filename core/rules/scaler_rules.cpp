@@ -51,8 +51,8 @@ void skippedSteps(const TrainingState& s, const ScalerAccount& a, Findings& out)
 
 void missing(const TrainingState& s, Findings& out)
 {
-    if (s.scaler)
-        return;
+    if (s.scaler || !s.optimizer)
+        return; // a lone file (training_args.bin) is not the checkpoint the scaler belongs to
     for (const auto& field : s.environment) {
         const std::string& n = field.name;
         const bool fp16 = ((n == "fp16" || n.ends_with(".fp16")) && toNumber(field.value).value_or(0) == 1)
