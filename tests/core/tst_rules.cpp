@@ -427,6 +427,63 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, checkPaths({text}));
     }
 
+
+    // ---- ckpt check: the command-line contract ----
+    void cliJsonContract()
+    {
+        const CkptRun run = runCkpt({"check", "--json", q(sample("broken/scaler-reset")).constData()});
+        QCOMPARE(run.code, 1);
+        const auto doc = nlohmann::json::parse(run.out.toStdString());
+        QCOMPARE(doc["kind"].get<std::string>(), std::string("run"));
+        QVERIFY(doc["findings"].is_array());
+        bool scaler = false;
+        for (const auto& f : doc["findings"]) {
+            for (const char* key : {"rule", "severity", "component", "message", "evidence", "checkpoints", "file", "hint"})
+                QVERIFY2(f.contains(key), key);
+            for (const auto& e : f["evidence"])
+                QVERIFY(e.contains("what") && e.contains("value") && e.contains("where"));
+            scaler = scaler || (f["rule"] == "scaler.unreachable" && f["component"] == "scaler" && f["severity"] == "error");
+        }
+        QVERIFY(scaler);
+        QVERIFY(doc["series"].contains("scaler.scale"));
+        QCOMPARE(doc["counts"]["error"].get<int>() > 0, true);
+    }
+
+    void cliExitCodes()
+    {
+        QCOMPARE(runCkpt({"check", q(sample("ddp4-mlp")).constData()}).code, 0);
+        QCOMPARE(runCkpt({"check", q(sample("tiny-mlp/checkpoint-0000100/optimizer.pt")).constData()}).code, 0);
+        QCOMPARE(runCkpt({"check", q(sample("broken/hash-mismatch/checkpoint-0000300")).constData()}).code, 1);
+        // a pair: A before B
+        QCOMPARE(runCkpt({"check", q(sample("ddp4-mlp/checkpoint-0000200")).constData(),
+                          q(sample("broken/optimizer-not-restored/checkpoint-0000300")).constData()}).code, 1);
+        const CkptRun missing = runCkpt({"check", "/nonexistent/run"});
+        QCOMPARE(missing.code, 2);
+        QVERIFY(missing.err.contains("/nonexistent/run"));
+        QCOMPARE(runCkpt({"check"}).code, 2);
+    }
+
+    void cliTextGroupedBySeverity()
+    {
+        const CkptRun run = runCkpt({"check", q(sample("broken/data-cursor-wrong")).constData()});
+        QCOMPARE(run.code, 1);
+        const QByteArray out = run.out;
+        // the data group (errors) comes before the scaler group (info only)
+        const auto data = out.indexOf("== data"), scaler = out.indexOf("== scaler");
+        QVERIFY2(data >= 0 && scaler > data, out.constData());
+        QVERIFY(out.contains("error   data.cursor-delta"));
+        QVERIFY(out.contains("batch_pos in B: 36"));
+        QVERIFY(out.contains("discontinuity: data.cursor at step 300"));
+    }
+
+    void showPrintsFindings()
+    {
+        const CkptRun run = runCkpt({"show", q(sample("broken/scheduler-stepped-twice/checkpoint-0000300")).constData()});
+        QCOMPARE(run.code, 0);
+        QVERIFY2(run.out.contains("findings:"), run.out.constData());
+        QVERIFY(run.out.contains("scheduler.position"));
+    }
+
     // Last: every rule of the catalogue has a positive and a negative test above.
     void zzEveryRuleTested()
     {
