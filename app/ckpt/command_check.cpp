@@ -6,11 +6,37 @@
 
 #include "core/json_export.h"
 #include "core/rules/check.h"
+#include "core/rules/rule_catalogue.h"
+#include "text_format.h"
 
 #include <iostream>
 
+namespace {
+
+int listRules(bool json)
+{
+    if (json) {
+        nlohmann::json rules = nlohmann::json::array();
+        for (const auto& r : ckpt::ruleCatalogue())
+            rules.push_back({{"rule", r.id}, {"severity", ckpt::severityName(r.severity)}, {"component", ckpt::componentName(r.component)},
+                             {"scope", ckpt::scopeName(r.scope)}, {"guide", r.guide}, {"description", r.description}});
+        std::cout << ckpt::dumpJson({{"rules", rules}}) << '\n';
+        return kExitOk;
+    }
+    TextTable table({"RULE", "SEVERITY", "COMPONENT", "SCOPE", "GUIDE", "CHECKS"});
+    for (const auto& r : ckpt::ruleCatalogue())
+        table.addRow({std::string(r.id), ckpt::severityName(r.severity), ckpt::componentName(r.component), ckpt::scopeName(r.scope),
+                      std::string(r.guide), std::string(r.description)});
+    table.print(std::cout);
+    return kExitOk;
+}
+
+} // namespace
+
 int runCheck(const CliArgs& args)
 {
+    if (args.has("--list-rules"))
+        return listRules(args.has("--json"));
     if (args.positional.empty() || args.positional.size() > 2)
         return failWith("usage: ckpt check PATH [PATH2] [--json] [--no-audit] [--no-content]");
     ckpt::CheckOptions options;

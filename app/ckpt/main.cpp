@@ -26,6 +26,7 @@ commands:
   check PATH [PATH2] [--json]            the rule catalogue over a file, a checkpoint or run
         [--no-audit] [--no-content]      directory, or a pair (A before B): findings by component
                                          (exit 1 if any warning or error)
+  check --list-rules [--json]            the rule catalogue
   --version                              print the version
 
 exit codes: 0 ok, 1 findings (dangerous imports), 2 the file cannot be read
@@ -60,7 +61,7 @@ int main(int argc, char** argv)
         if (command == "run")
             return runRun(parseCliArgs(args, {"--json"}, {}));
         if (command == "check")
-            return runCheck(parseCliArgs(args, {"--json", "--no-audit", "--no-content"}, {}));
+            return runCheck(parseCliArgs(args, {"--json", "--no-audit", "--no-content", "--list-rules"}, {}));
     } catch (const std::invalid_argument& e) {
         return failWith(std::string(e.what()) + " (see ckpt --help)");
     } catch (const std::exception& e) {

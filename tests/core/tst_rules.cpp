@@ -484,6 +484,14 @@ private slots:
         QVERIFY(run.out.contains("scheduler.position"));
     }
 
+    void readmeListsEveryRule()
+    {
+        std::ifstream in(std::string(CKPT_SOURCE_DIR) + "/README.md");
+        const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        for (const auto& r : ruleCatalogue())
+            QVERIFY2(readme.find("| `" + std::string(r.id) + "` |") != std::string::npos, std::string(r.id).c_str());
+    }
+
     // Last: every rule of the catalogue has a positive and a negative test above.
     void zzEveryRuleTested()
     {
