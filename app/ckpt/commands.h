@@ -15,6 +15,7 @@ int runImports(const CliArgs& args);
 int runAudit(const CliArgs& args);
 int runShow(const CliArgs& args);
 int runRun(const CliArgs& args);
+int runCheck(const CliArgs& args);
 int runTensorStats(const CliArgs& args); // ckpt tensors PATH --stats
 int runDiff(const CliArgs& args);
 

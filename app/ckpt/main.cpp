@@ -29,6 +29,10 @@ commands:
                                          (a file or a checkpoint directory of any layout)
   run DIR [--json]                       a run's checkpoints by step (latest, best, incomplete)
                                          and its logged metric series
+  check PATH [PATH2] [--json]            the rule catalogue over a file, a checkpoint or run
+        [--no-audit] [--no-content]      directory, or a pair (A before B): findings by component
+                                         (exit 1 if any warning or error)
+  check --list-rules [--json]            the rule catalogue
   --version                              print the version
 
 exit codes: 0 ok, 1 findings (dangerous imports), 2 the file cannot be read
@@ -62,6 +66,8 @@ int main(int argc, char** argv)
             return runShow(parseCliArgs(args, {"--json"}, {}));
         if (command == "run")
             return runRun(parseCliArgs(args, {"--json"}, {}));
+        if (command == "check")
+            return runCheck(parseCliArgs(args, {"--json", "--no-audit", "--no-content", "--list-rules"}, {}));
         if (command == "diff")
             return runDiff(parseCliArgs(args, {"--json"}, {}));
     } catch (const std::invalid_argument& e) {
