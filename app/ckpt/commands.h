@@ -15,6 +15,8 @@ int runImports(const CliArgs& args);
 int runAudit(const CliArgs& args);
 int runShow(const CliArgs& args);
 int runRun(const CliArgs& args);
+int runTensorStats(const CliArgs& args); // ckpt tensors PATH --stats
+int runDiff(const CliArgs& args);
 
 /// Prints "ckpt: <message>" as one line on stderr and returns kExitUnreadable.
 int failWith(const std::string& message);

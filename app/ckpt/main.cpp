@@ -15,6 +15,12 @@ safetensors, plain pickles) without running Python or any code inside them.
 
 commands:
   tensors FILE [--json] [--verify-crc]   every tensor: key path, dtype, shape, stride, size
+  tensors PATH --stats [--json]          also min, max, mean, std, L2, max|x|, NaN/Inf/zero counts and
+                                         histograms; a checkpoint directory adds DCP chunk maps,
+                                         merged ZeRO partitions and per-rank replica checks
+  diff A B [--json]                      compare two checkpoints part by part: tensors (equal, changed,
+                                         max|a-b|, rel. L2, cosine), optimizer, scheduler, scaler, RNG,
+                                         data cursor, counters, environment
   tree FILE [--json] [--depth N]         the whole saved object as a tree
   imports FILE [--json]                  the globals its pickles reference, classified
                                          safe / unknown / dangerous (exit 1 if dangerous)
@@ -46,7 +52,7 @@ int main(int argc, char** argv)
     args.erase(args.begin());
     try {
         if (command == "tensors")
-            return runTensors(parseCliArgs(args, {"--json", "--verify-crc"}, {}));
+            return runTensors(parseCliArgs(args, {"--json", "--verify-crc", "--stats"}, {}));
         if (command == "tree")
             return runTree(parseCliArgs(args, {"--json"}, {"--depth"}));
         if (command == "imports")
@@ -56,6 +62,8 @@ int main(int argc, char** argv)
             return runShow(parseCliArgs(args, {"--json"}, {}));
         if (command == "run")
             return runRun(parseCliArgs(args, {"--json"}, {}));
+        if (command == "diff")
+            return runDiff(parseCliArgs(args, {"--json"}, {}));
     } catch (const std::invalid_argument& e) {
         return failWith(std::string(e.what()) + " (see ckpt --help)");
     } catch (const std::exception& e) {
