@@ -15,6 +15,7 @@ int runImports(const CliArgs& args);
 int runAudit(const CliArgs& args);
 int runShow(const CliArgs& args);
 int runRun(const CliArgs& args);
+int runValidate(const CliArgs& args);
 
 /// Prints "ckpt: <message>" as one line on stderr and returns kExitUnreadable.
 int failWith(const std::string& message);

@@ -23,6 +23,10 @@ commands:
                                          (a file or a checkpoint directory of any layout)
   run DIR [--json]                       a run's checkpoints by step (latest, best, incomplete)
                                          and its logged metric series
+  validate CKPT [--probe P] [--device D] [--launcher PREFIX] [--json]
+                                         replay the update after CKPT with ckpt-validate (LibTorch)
+                                         and compare it with the run's probe (exit 1 if it differs);
+                                         --launcher "ssh HOST --" / "srun ... --" runs it elsewhere
   --version                              print the version
 
 exit codes: 0 ok, 1 findings (dangerous imports), 2 the file cannot be read
@@ -56,6 +60,8 @@ int main(int argc, char** argv)
             return runShow(parseCliArgs(args, {"--json"}, {}));
         if (command == "run")
             return runRun(parseCliArgs(args, {"--json"}, {}));
+        if (command == "validate")
+            return runValidate(parseCliArgs(args, {"--json"}, {"--probe", "--device", "--rtol", "--threads", "--launcher", "--validator"}));
     } catch (const std::invalid_argument& e) {
         return failWith(std::string(e.what()) + " (see ckpt --help)");
     } catch (const std::exception& e) {

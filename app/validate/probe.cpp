@@ -36,7 +36,7 @@ Probe readProbe(const std::string& path)
 {
     Probe probe;
     fs::path jsonPath = path;
-    if (fs::is_directory(jsonPath))
+    if (fs::is_directory(jsonPath) || jsonPath.extension() != ".json")
         jsonPath /= "probe.json";
     probe.dir = jsonPath.parent_path().string();
     std::ifstream in(jsonPath);
