@@ -155,11 +155,16 @@ CheckpointLayout detectLayout(const std::string& path)
         out.layout = Layout::DeepSpeed;
     } else if (has(".metadata") || any([](const std::string& n) { return n.ends_with(".distcp"); })) {
         out.layout = Layout::Dcp;
-        out.complete = has(".metadata");
+        // Saves without a process group write one __<rank>.metadata per rank instead (formats.md §5.1).
+        out.complete = has(".metadata") || any([](const std::string& n) { return n.starts_with("__") && n.ends_with(".metadata"); });
         if (!out.complete)
             out.incompleteReason = "no .metadata file, which DCP writes last";
     } else if (any([](const std::string& n) { return n.starts_with("random_states_"); })) {
         out.layout = Layout::Accelerate;
+        // checkpoint_<i> counts saves (ProjectConfiguration.automatic_checkpoint_naming), not steps:
+        // the step is in random_states_<i>.pkl.
+        if (base.starts_with("checkpoint_"))
+            out.stepFromName.reset();
     } else {
         out.layout = Layout::Generic;
     }

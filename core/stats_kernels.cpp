@@ -55,7 +55,7 @@ CKPT_INLINE void reduceBlock(const double* v, std::size_t m, Moments& out)
             break;
         }
     }
-    double s1 = 0, s2 = 0, sq = 0, mn = kInf, mx = -kInf;
+    double s1 = 0, s2 = 0, sq = 0, mn = kInf, mx = -kInf, mnz = kInf;
     uint64_t fin = 0, zeros = 0;
     for (std::size_t i = 0; i < m; ++i) {
         const double x = v[i];
@@ -69,6 +69,8 @@ CKPT_INLINE void reduceBlock(const double* v, std::size_t m, Moments& out)
         const double lo = f ? x : kInf, hi = f ? x : -kInf;
         mn = lo < mn ? lo : mn;
         mx = hi > mx ? hi : mx;
+        const double a = f && x != 0 ? std::abs(x) : kInf;
+        mnz = a < mnz ? a : mnz;
         fin += f;
         zeros += (bits << 1) == 0;
     }
@@ -86,6 +88,7 @@ CKPT_INLINE void reduceBlock(const double* v, std::size_t m, Moments& out)
     out.sumsq += sq;
     out.min = std::min(out.min, mn);
     out.max = std::max(out.max, mx);
+    out.minAbsNonZero = std::min(out.minAbsNonZero, mnz);
     if (fin == 0)
         return;
     Moments block;
@@ -213,6 +216,7 @@ void Moments::merge(const Moments& o)
     sumsq += o.sumsq;
     min = std::min(min, o.min);
     max = std::max(max, o.max);
+    minAbsNonZero = std::min(minAbsNonZero, o.minAbsNonZero);
     if (o.n == 0)
         return;
     if (n == 0) {
@@ -237,6 +241,7 @@ void Moments::addRepeated(double v, uint64_t count)
     one.mean = v;
     one.sumsq = v * v * static_cast<double>(count);
     one.min = one.max = v;
+    one.minAbsNonZero = v != 0 ? std::abs(v) : std::numeric_limits<double>::infinity();
     one.zeros = v == 0 ? count : 0;
     merge(one);
 }
@@ -277,9 +282,14 @@ double censusValue(Kind kind, uint32_t key)
     case Kind::Unsupported: return 0;
     default: {
         const uint32_t bits = key << 16;
+        const float truncated = std::bit_cast<float>(bits);
         if ((bits & 0x7f800000u) == 0x7f800000u)
-            return std::bit_cast<float>(bits);
-        return std::bit_cast<float>(bits | 0x8000u);
+            return truncated;
+        // Integers below 256 are exact in a bfloat16: their bucket holds that one value.
+        const bool integer = kind == Kind::I32 || kind == Kind::U32 || kind == Kind::I64 || kind == Kind::U64;
+        if (integer && std::abs(truncated) < 256)
+            return truncated;
+        return std::bit_cast<float>(bits | 0x8000u); // the bucket's midpoint
     }
     }
 }

@@ -76,7 +76,8 @@ const std::byte* TensorViewReader::read(uint64_t begin, std::size_t count, std::
         buffer.resize(count * m_elem);
         gather(begin, count, buffer.data());
     }
-    swapElementBytes(std::span<std::byte>(buffer.data(), count * m_elem), m_dtype);
+    if (m_swap)
+        swapElementBytes(std::span<std::byte>(buffer.data(), count * m_elem), m_dtype);
     return buffer.data();
 }
 

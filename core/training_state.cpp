@@ -2,6 +2,8 @@
 #include "core/training_state.h"
 
 #include "core/dcp_checkpoint.h"
+#include "core/state_values.h"
+#include "core/zero_optimizer.h"
 
 #include <nlohmann/json.hpp>
 
@@ -21,112 +23,6 @@ struct Opened {
     LayoutFile info;
     std::unique_ptr<CheckpointFile> file;
 };
-
-std::string numberText(double v)
-{
-    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15)
-        return std::to_string(static_cast<int64_t>(v));
-    char buf[32];
-    for (int precision = 1; precision <= 17; ++precision) {
-        std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-        if (std::strtod(buf, nullptr) == v)
-            break;
-    }
-    return buf;
-}
-
-// A one-element tensor's value (optimizer `step` is a 0-d tensor since torch 1.12).
-std::optional<double> tensorScalar(const CheckpointFile& file, const TensorInfo& t)
-{
-    if (t.numel() != 1 || !t.hasData())
-        return std::nullopt;
-    std::vector<std::byte> scratch;
-    Bytes b;
-    try {
-        b = file.tensorRegion(t, scratch);
-    } catch (const FormatError&) {
-        return std::nullopt;
-    }
-    std::vector<std::byte> v(b.begin(), b.end());
-    if (file.bigEndian())
-        swapElementBytes(v, t.dtype);
-    auto as = [&](auto zero) {
-        decltype(zero) x;
-        std::memcpy(&x, v.data(), sizeof x);
-        return static_cast<double>(x);
-    };
-    switch (t.dtype) {
-    case DType::Float32: return v.size() >= 4 ? std::optional(as(float{})) : std::nullopt;
-    case DType::Float64: return v.size() >= 8 ? std::optional(as(double{})) : std::nullopt;
-    case DType::Int64: return v.size() >= 8 ? std::optional(as(int64_t{})) : std::nullopt;
-    case DType::Int32: return v.size() >= 4 ? std::optional(as(int32_t{})) : std::nullopt;
-    default: return std::nullopt;
-    }
-}
-
-std::optional<double> scalarOf(const CheckpointFile& file, NodeId id)
-{
-    const ValueGraph& g = file.graph();
-    if (!g.valid(id))
-        return std::nullopt;
-    const Node& n = g[id];
-    switch (n.kind) {
-    case Kind::Int: return static_cast<double>(n.i);
-    case Kind::Float: return n.f;
-    case Kind::Bool: return n.flag ? 1.0 : 0.0;
-    case Kind::Tensor: return tensorScalar(file, file.tensors()[n.ref]);
-    default: return std::nullopt;
-    }
-}
-
-// Text of a simple value, or empty when it is not simple.
-std::string simpleText(const CheckpointFile& file, NodeId id)
-{
-    const ValueGraph& g = file.graph();
-    if (!g.valid(id))
-        return {};
-    const Node& n = g[id];
-    switch (n.kind) {
-    case Kind::String: return n.text;
-    case Kind::BigInt: return n.text;
-    case Kind::None: return "None";
-    case Kind::Bool: return n.flag ? "True" : "False";
-    case Kind::Tuple:
-    case Kind::List: {
-        std::string out = "[";
-        for (std::size_t i = 0; i < n.items.size() && i < 16; ++i) {
-            const std::string item = simpleText(file, n.items[i]);
-            if (item.empty())
-                return {};
-            out += (i ? ", " : "") + item;
-        }
-        return out + (n.items.size() > 16 ? ", ...]" : "]");
-    }
-    case Kind::Dtype:
-    case Kind::Device:
-        return n.text;
-    default:
-        if (auto v = scalarOf(file, id))
-            return numberText(*v);
-        return {};
-    }
-}
-
-bool isDict(const ValueGraph& g, NodeId id) { return g.valid(id) && g[id].kind == Kind::Dict; }
-
-std::vector<std::pair<std::string, NodeId>> dictItems(const ValueGraph& g, NodeId id)
-{
-    std::vector<std::pair<std::string, NodeId>> out;
-    if (!isDict(g, id))
-        return out;
-    const Node& d = g[id];
-    for (std::size_t i = 0; i + 1 < d.items.size(); i += 2) {
-        const KeyPart k = keyPartOf(g, d.items[i]);
-        out.emplace_back(std::holds_alternative<int64_t>(k) ? std::to_string(std::get<int64_t>(k)) : std::get<std::string>(k),
-                         d.items[i + 1]);
-    }
-    return out;
-}
 
 const std::set<std::string>& momentNames()
 {
@@ -248,6 +144,48 @@ std::string inferOptimizerType(const std::set<std::string>& stateKeys, const std
     return "unknown";
 }
 
+// Which part a counter belongs to, by its key: C (progress), D (data cursor) or E (environment).
+const std::set<std::string> kProgressKeys = {"global_step", "global_steps", "step", "iteration", "iter", "epoch",
+                                             "micro_step", "skipped_steps", "global_samples",
+                                             "consumed_samples", "gradient_accumulation_steps"};
+const std::set<std::string> kDataKeys = {"batch_pos", "data_seed", "position", "cursor", "sampler_seed",
+                                         "consumed_train_samples", "data_sampler", "sampler"};
+const std::set<std::string> kEnvKeys = {"torch_version", "format_version", "pytorch-lightning_version",
+                                        "ds_version", "transformers_version", "world_size", "dp_world_size",
+                                        "mp_world_size", "config_sha256", "dataset_version",
+                                        "tokenizer_version", "code_commit", "cuda_version", "model_arch",
+                                        "precision", "seed", "hparams_name"};
+
+std::string fileStem(const std::string& path)
+{
+    std::string name = fs::path(path).filename().string();
+    return name.substr(0, name.find('.'));
+}
+
+// A copy of a tensor-free value into another graph (DCP byte items rebuilt into one dict).
+NodeId copyValue(const ValueGraph& from, NodeId id, ValueGraph& to, int depth = 0)
+{
+    if (!from.valid(id) || depth > 32)
+        return to.add(Kind::None);
+    Node n = from[id];
+    switch (n.kind) {
+    case Kind::List:
+    case Kind::Tuple:
+    case Kind::Dict:
+    case Kind::Set:
+        for (auto& item : n.items)
+            item = copyValue(from, item, to, depth + 1);
+        n.state = kNoNode;
+        return to.add(std::move(n));
+    case Kind::None: case Kind::Bool: case Kind::Int: case Kind::BigInt: case Kind::Float: case Kind::String:
+    case Kind::Dtype: case Kind::Device:
+        n.items.clear();
+        return to.add(std::move(n));
+    default:
+        return to.addText(Kind::Invalid, "not copied: a " + std::string(kindName(n.kind)));
+    }
+}
+
 class StateReader {
 public:
     explicit StateReader(TrainingState& state) : m_state(state) {}
@@ -264,6 +202,7 @@ public:
         refineSingleFileLayout();
         for (auto& f : m_files)
             readModel(f);
+        readZero();
         for (auto& f : m_files)
             readOptimizer(f);
         for (auto& f : m_files)
@@ -553,18 +492,22 @@ private:
 
     void readCounters(Opened& f)
     {
-        static const std::set<std::string> progressKeys = {"global_step", "global_steps", "step", "iteration", "iter", "epoch",
-                                                           "micro_step", "skipped_steps", "global_samples",
-                                                           "consumed_samples", "gradient_accumulation_steps"};
-        static const std::set<std::string> dataKeys = {"batch_pos", "data_seed", "position", "cursor", "sampler_seed",
-                                                       "consumed_train_samples", "data_sampler", "sampler"};
-        static const std::set<std::string> envKeys = {"torch_version", "format_version", "pytorch-lightning_version",
-                                                      "ds_version", "transformers_version", "world_size", "dp_world_size",
-                                                      "mp_world_size", "config_sha256", "dataset_version",
-                                                      "tokenizer_version", "code_commit", "cuda_version", "model_arch",
-                                                      "precision", "seed", "hparams_name"};
+        const auto& progressKeys = kProgressKeys;
+        const auto& dataKeys = kDataKeys;
+        const auto& envKeys = kEnvKeys;
         const ValueGraph& g = f.file->graph();
         const NodeId root = f.file->root();
+        if (f.info.role == "data") {
+            // accelerate's sampler.bin (a SeedableRandomSampler object: epoch, initial_seed) and
+            // dl_state_dict.bin (StatefulDataLoader.state_dict(): _num_yielded, _sampler_iter_yielded...).
+            const std::string stem = fileStem(f.info.path);
+            for (const auto& [k, v] : fieldsOf(g, root)) {
+                const std::string text = simpleText(*f.file, v);
+                if (text != "None")
+                    field(m_state.data, stem + "." + k, text, {f.info.path, {k}});
+            }
+            return;
+        }
         auto scan = [&](NodeId dict, const KeyPath& prefix) {
             for (const auto& [k, v] : dictItems(g, dict)) {
                 KeyPath key = prefix;
@@ -622,9 +565,94 @@ private:
         }
     }
 
+    // DeepSpeed ZeRO: flat partitions per rank, placed by param_slice_mappings or param_shapes.
+    void readZero()
+    {
+        std::vector<ZeroFile> zero;
+        std::vector<std::vector<std::pair<std::string, int64_t>>> shapes;
+        for (auto& f : m_files) {
+            if (isZeroOptimizerFile(*f.file))
+                zero.push_back({f.info, f.file.get()});
+            else if (shapes.empty())
+                shapes = readZeroParamShapes(*f.file);
+        }
+        if (zero.empty())
+            return;
+        if (shapes.empty() && m_state.model) {
+            auto& group = shapes.emplace_back();
+            for (const auto& p : m_state.model->parameters) {
+                if (!looksLikeBuffer(p))
+                    group.emplace_back(p.name, p.numel);
+            }
+        }
+        m_state.optimizer = readZeroOptimizer(zero, shapes, m_state.warnings);
+        for (const auto& z : zero) {
+            if (!m_state.scaler)
+                m_state.scaler = readDeepSpeedLossScaler(*z.file, z.info.path);
+        }
+    }
+
+    // Moments have their parameter's shape: an order-based mapping whose shapes disagree is wrong
+    // (a safetensors model lists its tensors sorted by name, not in the optimizer's order). Then
+    // each optimizer entry takes the next unused parameter of its shape.
+    bool shapesAgree(const std::vector<std::string>& order, const std::vector<std::string>& names) const
+    {
+        for (const auto& ps : m_state.optimizer->paramState) {
+            const auto it = std::find(order.begin(), order.end(), ps.index);
+            const ParameterEntry* p = it == order.end() ? nullptr : param((names)[static_cast<std::size_t>(it - order.begin())]);
+            for (const auto& m : ps.moments) {
+                if (p && !m.shape.empty() && m.shape != p->shape)
+                    return false;
+            }
+        }
+        return true;
+    }
+
+    const ParameterEntry* param(const std::string& name) const
+    {
+        for (const auto& p : m_state.model->parameters) {
+            if (p.name == name)
+                return &p;
+        }
+        return nullptr;
+    }
+
+    void mapByShape(const std::vector<std::string>& names)
+    {
+        OptimizerPart& opt = *m_state.optimizer;
+        std::set<std::string> used;
+        bool ambiguous = false;
+        for (auto& ps : opt.paramState) {
+            const MomentInfo* m = nullptr;
+            for (const auto& mi : ps.moments)
+                m = m ? m : (mi.shape.empty() ? nullptr : &mi);
+            if (!m)
+                continue;
+            int candidates = 0;
+            std::string pick;
+            for (const auto& n : names) {
+                const ParameterEntry* p = param(n);
+                if (p && p->shape == m->shape && !used.contains(n)) {
+                    if (candidates++ == 0)
+                        pick = n;
+                }
+            }
+            ambiguous = ambiguous || candidates > 1;
+            if (!pick.empty()) {
+                ps.name = pick;
+                used.insert(pick);
+            }
+        }
+        opt.nameMapping = std::string("by shape (the model file's key order is not the optimizer's)") +
+                          (ambiguous ? ", ambiguous among parameters of equal shape" : "");
+        if (ambiguous)
+            m_state.warnings.push_back("optimizer parameters were matched to model parameters by shape, and several parameters "
+                                       "share a shape: names of those may be swapped");
+    }
+
     void mapOptimizerNames()
     {
-        if (!m_state.optimizer)
+        if (!m_state.optimizer || !m_state.optimizer->nameMapping.empty())
             return;
         OptimizerPart& opt = *m_state.optimizer;
         std::vector<std::string> order; // optimizer keys in param_groups order
@@ -678,6 +706,10 @@ private:
             m_state.warnings.push_back("optimizer parameters cannot be matched to model parameters: " + opt.nameMapping);
             return;
         }
+        if (!shapesAgree(order, *names)) {
+            mapByShape(*names);
+            return;
+        }
         for (auto& ps : opt.paramState) {
             const auto it = std::find(order.begin(), order.end(), ps.index);
             if (it != order.end())
@@ -697,7 +729,7 @@ private:
             return;
         }
         m_state.warnings.insert(m_state.warnings.end(), dcp.warnings.begin(), dcp.warnings.end());
-        const std::string metadata = m_state.path + "/.metadata";
+        const std::string metadata = m_state.path + "/" + (dcp.metadataFiles.empty() ? std::string(".metadata") : dcp.metadataFiles.front());
         if (!dcp.version.empty())
             field(m_state.environment, "dcp_version", dcp.version, {metadata, {std::string("version")}});
         auto partOf = [](const DcpEntry& e) -> std::string {
@@ -708,6 +740,8 @@ private:
         OptimizerPart opt;
         opt.from = {metadata, {}};
         opt.nameMapping = "by name";
+        std::vector<std::pair<std::string, std::unique_ptr<CheckpointFile>>> schedulerItems;
+        std::string schedulerTop;
         std::set<std::string> stateKeys;
         for (const auto& e : dcp.entries) {
             const std::string top = partOf(e);
@@ -729,13 +763,22 @@ private:
             }
             if (e.isBytes) {
                 // A pickled value: a counter, or a whole tensor-free dict (an optimizer with no
-                // state yet, a scheduler) saved as one item by the <= 2.3 flattening.
+                // state yet, a scheduler) saved as one item by the <= 2.3 flattening; torch >= 2.4
+                // descends every dict, so each hyperparameter and scheduler field is its own item.
                 if (e.chunks.size() != 1)
                     continue;
                 try {
                     auto item = dcp.openChunk(e.chunks.front());
-                    if (auto v = scalarOf(*item, item->root()); v && e.path.size() == 1) {
-                        field(m_state.progress, e.fqn, numberText(*v), {metadata, e.path});
+                    const std::string last = std::holds_alternative<std::string>(e.path.back()) ? std::get<std::string>(e.path.back()) : "";
+                    if (optimizer && e.path.size() == 4 && e.path[1] == KeyPart(std::string("param_groups"))
+                        && std::holds_alternative<int64_t>(e.path[2])) {
+                        addGroupItem(opt, static_cast<std::size_t>(std::get<int64_t>(e.path[2])), last, *item, {metadata, e.path});
+                    } else if (isSchedulerKey(top) && e.path.size() == 2) {
+                        schedulerItems.emplace_back(last, std::move(item));
+                        schedulerTop = top;
+                    } else if (auto v = scalarOf(*item, item->root()); v && (e.path.size() == 1 || !last.empty())) {
+                        const bool data = kDataKeys.contains(last), env = kEnvKeys.contains(last);
+                        field(data ? m_state.data : env ? m_state.environment : m_state.progress, e.fqn, numberText(*v), {metadata, e.path});
                     } else {
                         LayoutFile info{item->path(), optimizer ? "optimizer" : "state", e.chunks.front().rank};
                         m_files.push_back({std::move(info), std::move(item)});
@@ -757,6 +800,14 @@ private:
         }
         if (!model.parameters.empty())
             m_state.model = std::move(model);
+        readDcpScheduler(schedulerItems, metadata, schedulerTop);
+        for (auto& ps : opt.paramState) {
+            for (std::size_t gi = 0; gi < opt.groups.size() && ps.group < 0; ++gi) {
+                const auto& params = opt.groups[gi].params;
+                if (std::find(params.begin(), params.end(), ps.index) != params.end())
+                    ps.group = static_cast<int>(gi);
+            }
+        }
         if (!opt.paramState.empty()) {
             opt.type = inferOptimizerType(stateKeys, {});
             m_state.optimizer = std::move(opt);
@@ -769,6 +820,50 @@ private:
             readCounters(f);
         }
         mapOptimizerNames();
+    }
+
+    static bool isSchedulerKey(const std::string& top)
+    {
+        return top == "lr_scheduler" || top == "scheduler" || top == "lr_schedulers" || top == "schedulers";
+    }
+
+    // optimizer.param_groups.<i>.<key>: one hyperparameter (or the group's parameter names).
+    void addGroupItem(OptimizerPart& opt, std::size_t index, const std::string& key, const CheckpointFile& item, Provenance from)
+    {
+        if (index >= 1024)
+            return;
+        if (opt.groups.size() <= index)
+            opt.groups.resize(index + 1);
+        const ValueGraph& g = item.graph();
+        if (key == "params") {
+            for (NodeId p : g.valid(item.root()) ? g[item.root()].items : std::vector<NodeId>{})
+                opt.groups[index].params.push_back(g[p].kind == Kind::String ? g[p].text : reprOf(g, p));
+            for (auto& ps : opt.paramState) {
+                const auto& params = opt.groups[index].params;
+                if (std::find(params.begin(), params.end(), ps.index) != params.end())
+                    ps.group = static_cast<int>(index);
+            }
+        } else if (const std::string text = simpleText(item, item.root()); !text.empty()) {
+            opt.groups[index].hyperparameters.push_back({key, text, std::move(from)});
+        }
+    }
+
+    // lr_scheduler.<field> items rebuilt into one state dict, as the scheduler saved it.
+    void readDcpScheduler(const std::vector<std::pair<std::string, std::unique_ptr<CheckpointFile>>>& items, const std::string& metadata,
+                          const std::string& top)
+    {
+        if (items.empty() || m_state.scheduler)
+            return;
+        ValueGraph g;
+        const NodeId dict = g.add(Kind::Dict);
+        for (const auto& [key, item] : items) {
+            const NodeId k = g.addText(Kind::String, key);
+            const NodeId v = copyValue(item->graph(), item->root(), g);
+            g[dict].items.push_back(k);
+            g[dict].items.push_back(v);
+        }
+        if (auto schedule = readLrSchedule(g, dict))
+            m_state.scheduler = SchedulerPart{std::move(*schedule), {metadata, {top}}};
     }
 
     std::optional<double> dcpScalar(const DcpCheckpoint& dcp, const DcpEntry& e)

@@ -84,7 +84,8 @@ int CurvePlot::addCurve(const QString& name, const PlotMath::Curve& curve, Axis 
         break;
     case Style::Points:
         graph->setLineStyle(QCPGraph::lsNone);
-        graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+        // many logged points would bury the curve they are compared with
+        graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, curve.x.size() > 60 ? 3 : 6));
         break;
     }
     m_curves.push_back({graph, colorIndex, axis});
@@ -136,7 +137,20 @@ void CurvePlot::fit()
     m_plot->yAxis->setRange(y.lower, y.upper);
     const PlotMath::Range y2 = PlotMath::paddedRange(right);
     m_plot->yAxis2->setRange(y2.lower, y2.upper);
+    placeMarkerLabels();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void CurvePlot::placeMarkerLabels()
+{
+    // Labels near the right edge go to the left of their line, so they are not cut off.
+    const QCPRange x = m_plot->xAxis->range();
+    for (int i = 0; i < m_plot->itemCount(); ++i) {
+        if (auto* label = qobject_cast<QCPItemText*>(m_plot->item(i))) {
+            const bool right = label->position->coords().x() > x.lower + 0.8 * x.size();
+            label->setPositionAlignment((right ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
+        }
+    }
 }
 
 void CurvePlot::setMessage(const QString& text)
@@ -209,8 +223,11 @@ void CurvePlot::applyPalette()
     const QPalette& pal = palette();
     const QColor text = pal.color(QPalette::Text);
     applyPlotPalette(m_plot, pal);
+    QColor legendFill = pal.color(QPalette::Base);
+    legendFill.setAlphaF(0.8f);
+    m_plot->legend->setBrush(legendFill);
     for (const CurveInfo& c : m_curves)
-        c.graph->setPen(QPen(seriesColor(pal, c.colorIndex), 1.5));
+        c.graph->setPen(QPen(seriesColor(pal, c.colorIndex), c.graph->lineStyle() == QCPGraph::lsNone ? 1 : 2));
     for (int i = 0; i < m_plot->itemCount(); ++i) {
         QCPAbstractItem* item = m_plot->item(i);
         if (auto* line = qobject_cast<QCPItemStraightLine*>(item))

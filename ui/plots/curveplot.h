@@ -52,6 +52,7 @@ protected:
 
 private:
     void applyPalette();
+    void placeMarkerLabels();
 
     struct CurveInfo {
         QCPGraph* graph;
