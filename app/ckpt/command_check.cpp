@@ -9,7 +9,9 @@
 #include "core/rules/rule_catalogue.h"
 #include "text_format.h"
 
+#include <cstdio>
 #include <iostream>
+#include <unistd.h>
 
 namespace {
 
@@ -42,12 +44,25 @@ int runCheck(const CliArgs& args)
     ckpt::CheckOptions options;
     options.audit = !args.has("--no-audit");
     options.content = !args.has("--no-content");
+    const bool tty = ::isatty(STDERR_FILENO);
+    if (tty) {
+        options.progress = [](const ckpt::CheckProgress& p) {
+            const std::string line = "\rckpt check: " + std::to_string(p.done + 1) + " of " + std::to_string(p.total) + ": " + p.stage;
+            std::fputs((line.substr(0, 160) + "\033[K").c_str(), stderr);
+            std::fflush(stderr);
+            return true;
+        };
+    }
     ckpt::CheckReport report;
     try {
         report = ckpt::checkPaths(args.positional, options);
     } catch (const std::exception& e) {
+        if (tty)
+            std::fputs("\r\033[K", stderr);
         return failWith(e.what());
     }
+    if (tty)
+        std::fputs("\r\033[K", stderr);
     if (args.has("--json")) {
         std::cout << ckpt::dumpJson(ckpt::checkReportToJson(report)) << '\n';
     } else {

@@ -121,12 +121,23 @@ CheckReport checkRun(const std::string& path, const RunHistory& history, const C
     report.inputs = {path};
     std::vector<Finding> runAudit;
     bool audited = false;
+    const std::size_t n = history.checkpoints.size();
+    const std::size_t total = 3 * n - (n ? 1 : 0) + (options.audit ? 1 : 0); // read, check, compare pairs, audit
+    std::size_t done = 0;
+    auto step = [&](std::string stage) {
+        if (!options.progress || options.progress({done++, total, std::move(stage)}))
+            return true;
+        report.cancelled = true;
+        return false;
+    };
     std::vector<CheckpointFacts> facts;
     for (const auto& rc : history.checkpoints) {
+        if (!step("reading " + rc.path))
+            return report;
         facts.push_back(gatherFacts(rc.path, {false, options.content}));
         report.checkpoints.push_back(rc.path);
     }
-    if (options.audit) {
+    if (options.audit && step("auditing " + path)) {
         try {
             for (auto& f : auditPath(path).findings) {
                 auto it = std::find_if(facts.begin(), facts.end(), [&](const CheckpointFacts& c) {
@@ -142,14 +153,20 @@ CheckReport checkRun(const std::string& path, const RunHistory& history, const C
             // not a manifest-based run: nothing to verify against
         }
     }
+    if (report.cancelled)
+        return report;
     std::vector<const CheckpointFacts*> ordered;
     for (const auto& c : facts) {
+        if (!step("checking " + c.state.path))
+            return report;
         ordered.push_back(&c);
         auto found = checkCheckpoint(c);
         report.findings.insert(report.findings.end(), found.begin(), found.end());
         addSeries(report, c);
     }
     for (std::size_t i = 1; i < facts.size(); ++i) {
+        if (!step("comparing " + facts[i - 1].state.path + " -> " + facts[i].state.path))
+            return report;
         auto found = checkPair(facts[i - 1], facts[i]);
         for (const auto& f : found) {
             const std::string series = seriesOf(f.rule);
@@ -288,7 +305,8 @@ nlohmann::json checkReportToJson(const CheckReport& r)
             {"counts", {{"error", r.count(Severity::Error)}, {"warning", r.count(Severity::Warning)}, {"info", r.count(Severity::Info)}}},
             {"findings", findings},
             {"series", series},
-            {"discontinuities", marks}};
+            {"discontinuities", marks},
+            {"cancelled", r.cancelled}};
 }
 
 } // namespace ckpt

@@ -7,15 +7,24 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace ckpt {
 
+struct CheckProgress {
+    std::size_t done = 0, total = 0; // checkpoints (a run: checkpoints, then pairs)
+    std::string stage;               // "reading checkpoint-0000200", "comparing ... -> ...", "auditing"
+};
+
 struct CheckOptions {
     bool audit = true;   // verify sizes and hashes against manifests (reads every byte)
     bool content = true; // read tensor bytes for the content rules
+    /// Called before each checkpoint, pair and the audit (on the calling thread). Return false to
+    /// cancel: the report then holds what was checked so far and cancelled = true.
+    std::function<bool(const CheckProgress&)> progress;
 };
 
 struct SeriesPoint {
@@ -39,6 +48,7 @@ struct CheckReport {
     std::vector<Finding> findings;         // most severe first, then by component and rule
     std::map<std::string, std::vector<SeriesPoint>> series; // runs: one value per checkpoint
     std::vector<Discontinuity> discontinuities;
+    bool cancelled = false;
 
     std::size_t count(Severity severity) const;
     bool hasProblems() const; // any warning or error
@@ -59,7 +69,8 @@ void sortFindings(std::vector<Finding>& findings);
 
 nlohmann::json findingToJson(const Finding& finding);
 /// {"kind", "inputs", "checkpoints", "counts": {error, warning, info}, "findings": [...],
-///  "series": {name: [{step, value, checkpoint}]}, "discontinuities": [{series, step, rule, checkpoint}]}
+///  "series": {name: [{step, value, checkpoint}]}, "discontinuities": [{series, step, rule, checkpoint}],
+///  "cancelled"}
 nlohmann::json checkReportToJson(const CheckReport& report);
 
 } // namespace ckpt

@@ -4,7 +4,6 @@
 #include "core/checkpoint_file.h"
 #include "core/imports_scan.h"
 #include "core/manifest_audit.h"
-#include "core/rules/minimal_tensor_content.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -85,7 +84,7 @@ CheckpointFacts gatherFacts(const std::string& path, const FactOptions& options)
         }
     }
     if (options.content)
-        c.content = std::make_shared<MinimalTensorContent>();
+        c.content = makeStatsContentSource();
     return c;
 }
 

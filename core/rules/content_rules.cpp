@@ -68,8 +68,8 @@ void contentRules(const CheckpointFacts& c, Findings& out)
                 const std::string name = (ps.name.empty() ? ps.index : ps.name) + " " + m.name;
                 if (sum->nan || sum->inf)
                     momentNonfinite.push_back({name, nonfiniteText(*sum), m.from});
-                if (isSecondMoment(m.name) && sum->negative)
-                    negative.push_back({name, std::to_string(sum->negative) + " negative of " + std::to_string(sum->numel), m.from});
+                if (isSecondMoment(m.name) && sum->min < 0)
+                    negative.push_back({name, "minimum " + numberText(sum->min), m.from});
             }
         }
     }
@@ -105,19 +105,16 @@ void contentPairRules(const CheckpointFacts& a, const CheckpointFacts& b, Findin
         const auto psA = stateA.find(p.name);
         if (pa == paramsA.end() || !psB || psA == stateA.end())
             continue;
-        const auto wa = a.content->summary(pa->second->from), wb = b.content->summary(p.from);
-        if (!wa || !wb || wa->digest == wb->digest)
-            continue; // the parameter did not change either
+        if (a.content->sameBits(pa->second->from, p.from).value_or(true))
+            continue; // the parameter did not change either (or cannot be read)
         for (const auto& mB : psB->moments) {
             for (const auto& mA : psA->second->moments) {
                 if (mA.name != mB.name)
                     continue;
-                const auto sa = a.content->summary(mA.from), sb = b.content->summary(mB.from);
-                if (!sa || !sb)
-                    continue;
-                if (sb->zeros == sb->numel && sb->numel > 0)
+                const auto sb = b.content->summary(mB.from);
+                if (sb && sb->zeros == sb->numel && sb->numel > 0)
                     frozen.push_back({p.name + " " + mB.name, "all zero in B while the parameter changed", mB.from});
-                else if (sa->digest == sb->digest)
+                else if (a.content->sameBits(mA.from, mB.from).value_or(false))
                     frozen.push_back({p.name + " " + mB.name, "identical in A and B while the parameter changed", mB.from});
             }
         }

@@ -411,6 +411,24 @@ private slots:
         QVERIFY(marked);
     }
 
+    void progressAndCancel()
+    {
+        CheckOptions options;
+        std::vector<CheckProgress> seen;
+        options.progress = [&](const CheckProgress& p) {
+            seen.push_back(p);
+            return true;
+        };
+        const CheckReport full = checkPaths({sample("ddp4-mlp")}, options);
+        QVERIFY(!full.cancelled);
+        QCOMPARE(seen.size(), std::size_t(3 + 3 + 2 + 1)); // read, audit, check, compare
+        QCOMPARE(seen.back().total, seen.size());
+        options.progress = [](const CheckProgress& p) { return p.done < 4; };
+        const CheckReport partial = checkPaths({sample("broken/optimizer-not-restored")}, options);
+        QVERIFY(partial.cancelled);
+        QVERIFY(!find(partial.findings, "optimizer.reset")); // the pair was never compared
+    }
+
     void findingsSorted()
     {
         const CheckReport r = checkPaths({sample("broken/missing-rank-rng")});
