@@ -294,6 +294,7 @@ class Ddp4Job:
                 self.model = model
             self.rank_rng.append(ckpt_writer.capture_rng())
         self.model.train()
+        self.loss_module = ckpt_writer.SupervisedLoss(self.model, nn.MSELoss())
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=D_LR, weight_decay=0.01)
         self.scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(self.optimizer, T_max=D_STEPS)
         self.scaler = SimulatedGradScaler()
@@ -306,7 +307,18 @@ class Ddp4Job:
         shard = self._perm[epoch][rank::D_WORLD]
         return shard[pos * D_BATCH:(pos + 1) * D_BATCH]
 
-    def train_step(self, fault=None):
+    def train_step(self, fault=None, writer=None):
+        """One update. `writer` (a CheckpointWriter) records it as a probe when a save or a resume armed one."""
+        probe = writer.probe(module=self.loss_module, model=self.model, optimizer=self.optimizer,
+                             scheduler=self.scheduler, scaler=self.scaler,
+                             cursor={"epoch": self.epoch, "batch_pos": self.batch_pos},
+                             rank_cursors={r: {"sampler.epoch": self.epoch, "sampler.position": self.batch_pos}
+                                           for r in range(D_WORLD)},
+                             max_grad_norm=1.0) if writer is not None else ckpt_writer._NoProbe()
+        with probe:
+            return self._train_step(fault, probe)
+
+    def _train_step(self, fault, probe):
         if self.batch_pos >= D_BPE:
             self.epoch, self.batch_pos = self.epoch + 1, 0
         pos = self.batch_pos
@@ -314,20 +326,24 @@ class Ddp4Job:
         self.optimizer.zero_grad(set_to_none=True)
         losses = []
         for r in range(D_WORLD):
-            ckpt_writer.restore_rng(self.rank_rng[r])
+            rng_before = self.rank_rng[r]
+            ckpt_writer.restore_rng(rng_before)
             idx = self.rank_indices(self.epoch, pos, r)
             jitter = random.uniform(0.0, 0.05)
             noise = torch.from_numpy(np.random.standard_normal((D_BATCH, D_IN)).astype(np.float32))
-            loss = nn.functional.mse_loss(self.model(self.x[idx] + jitter * noise), self.y[idx])
+            xb = self.x[idx] + jitter * noise
+            loss = nn.functional.mse_loss(self.model(xb), self.y[idx])
             (loss / D_WORLD).backward()  # the all-reduced mean gradient
             losses.append(loss.item())
             self.rank_rng[r] = ckpt_writer.capture_rng()
+            probe.batch(xb, self.y[idx], loss=loss, rank=r, rng_before=rng_before, rng_after=self.rank_rng[r])
         step = self.step + 1
         found_inf = step in D_OVERFLOW_STEPS
         grad_norm = None  # inf on an overflow step: logged as null
         if not found_inf:  # GradScaler.step skips optimizer.step() when the gradients overflowed
             grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0).item()
             self.optimizer.step()
+        probe.update(grad_norm=grad_norm, found_inf=found_inf)
         self.scaler.update(found_inf)
         self.scheduler.step()
         if fault == "scheduler-stepped-twice":
@@ -393,7 +409,7 @@ def ddp4_run(out):
     os.makedirs(run_dir)
     job, writer, records = Ddp4Job(), ddp4_writer(run_dir), []
     for step in range(1, D_STEPS + 1):
-        records.append(job.train_step())
+        records.append(job.train_step(writer=writer))  # the update after each save is recorded as a probe
         if step % D_SAVE_EVERY == 0:
             job.save(writer)
     write_jsonl(os.path.join(run_dir, "metrics.jsonl"), records)
@@ -412,9 +428,14 @@ def resumed_run(run_dir, good_run, good_records, fault=None):
     # The bug in rng-not-restored: the resume path reseeds every rank with the base seed instead of
     # restoring each rank's saved generators.
     job = Ddp4Job(rank_seed=(lambda r: D_SEED) if fault == "rng-not-restored" else (lambda r: D_SEED + r))
-    job.resume(ckpt_writer.load_latest(run_dir, fallback=False), fault)
-    records = [job.train_step(fault) for _ in range(D_LAST - D_FAULT_STEP)]
-    job.save(ddp4_writer(run_dir))
+    resumed_from = ckpt_writer.load_latest(run_dir, fallback=False)
+    job.resume(resumed_from, fault)
+    # The resumed run's first update is recorded as a probe of the checkpoint it resumed from:
+    # ckpt validate replays that update from the checkpoint and names what this resume got wrong.
+    writer = ddp4_writer(run_dir)
+    writer.arm_probe(resumed_from, D_FAULT_STEP, recorded_by="resume")
+    records = [job.train_step(fault, writer if i == 0 else None) for i in range(D_LAST - D_FAULT_STEP)]
+    job.save(writer)
     write_jsonl(os.path.join(run_dir, "metrics.jsonl"), good_records[:D_FAULT_STEP] + records)
     return os.path.join(run_dir, ckpt_writer.checkpoint_name(D_LAST))
 
@@ -526,6 +547,16 @@ def check_correct_resume(good_run, good_records, scratch):
     assert manifest_hashes(resumed) == manifest_hashes(good), "a correct resume does not reproduce the run"
     with open(os.path.join(run_dir, "metrics.jsonl")) as a, open(os.path.join(good_run, "metrics.jsonl")) as b:
         assert a.read() == b.read()
+    # The correct resume's first update is the original run's update 201, digest for digest.
+    name = ckpt_writer.checkpoint_name(D_FAULT_STEP)
+
+    def probe(run):
+        with open(os.path.join(ckpt_writer.probe_dir_for(os.path.join(run, name)), "probe.json")) as f:
+            p = json.load(f)
+        assert p["recorded_by"] in ("save", "resume")
+        del p["recorded_by"]
+        return p
+    assert probe(run_dir) == probe(good_run), "a correct resume's first update differs from the original run's"
 
 
 # ---- deepspeed/, dcp/, dcp-no-collectives/, accelerate/: other frameworks' layouts -----------------
@@ -1154,17 +1185,30 @@ def classic_runs(out):
     x, y = make_data(data_seed)
     batches_per_epoch = x.shape[0] // BATCH
     metrics = open(os.path.join(run_dir, "metrics.jsonl"), "w")
+    loss_module = ckpt_writer.SupervisedLoss(model, nn.MSELoss())
+    saved = None  # (checkpoint dir, step, epoch, batch_pos) of the last save: its next update gets a probe
     for step in range(1, STEPS + 1):
         epoch, pos = divmod(step - 1, batches_per_epoch)
         xb, yb = x[pos * BATCH:(pos + 1) * BATCH], y[pos * BATCH:(pos + 1) * BATCH]
-        loss = nn.functional.mse_loss(model(xb), yb)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        metrics.write(json.dumps({"step": step, "loss": loss.item(), "learning_rate": scheduler.get_last_lr()[0]}) + "\n")
-        scheduler.step()
+        probe = ckpt_writer._NoProbe()
+        if saved is not None:  # the update after a save, recorded for ckpt-validate
+            probe = ckpt_writer.UpdateProbe(saved[0], step=saved[1], module=loss_module, model=model,
+                                            optimizer=optimizer, scheduler=scheduler,
+                                            cursor={"epoch": saved[2], "batch_pos": saved[3]},
+                                            rank_cursors={0: {"sampler.epoch": saved[2], "sampler.position": saved[3]}})
+            saved = None
+        with probe:
+            loss = nn.functional.mse_loss(model(xb), yb)
+            probe.batch(xb, yb, loss=loss)
+            optimizer.zero_grad()
+            loss.backward()
+            probe.update()
+            optimizer.step()
+            metrics.write(json.dumps({"step": step, "loss": loss.item(), "learning_rate": scheduler.get_last_lr()[0]}) + "\n")
+            scheduler.step()
         if step % SAVE_EVERY == 0:
             save_checkpoint(run_dir, step, epoch, pos + 1, model, optimizer, scheduler, data_seed)
+            saved = (os.path.join(run_dir, "checkpoint-%07d" % step), step, epoch, pos + 1)
     metrics.close()
     print("wrote", run_dir)
 
