@@ -431,9 +431,9 @@ private:
         }
     }
 
-    // Moments have their parameter's shape: an order-based mapping whose shapes disagree is wrong
-    // (a safetensors model lists its tensors sorted by name, not in the optimizer's order). Then
-    // each optimizer entry takes the next unused parameter of its shape.
+    // Moments have their parameter's shape: with a safetensors model (tensors sorted by name, not in
+    // the optimizer's order) an order-based mapping whose shapes disagree is wrong. Then each
+    // optimizer entry takes the next unused parameter of its shape.
     bool shapesAgree(const std::vector<std::string>& order, const std::vector<std::string>& names) const
     {
         for (const auto& ps : m_state.optimizer->paramState) {
@@ -545,7 +545,12 @@ private:
             m_state.warnings.push_back("optimizer parameters cannot be matched to model parameters: " + opt.nameMapping);
             return;
         }
-        if (!shapesAgree(order, *names)) {
+        // Only a safetensors model loses the module's key order (it stores names sorted); with a
+        // torch.save state_dict the order is the module's, and a disagreement is a real fault for
+        // the rules (optimizer.moment-shape) to report, not something to paper over.
+        const bool sortedModel = std::any_of(m_state.model->parameters.begin(), m_state.model->parameters.end(),
+                                             [](const ParameterEntry& p) { return p.from.file.ends_with(".safetensors"); });
+        if (sortedModel && !shapesAgree(order, *names)) {
             mapByShape(*names);
             return;
         }

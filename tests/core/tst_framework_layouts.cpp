@@ -133,6 +133,12 @@ private slots:
         QCOMPARE(ds.optimizer->paramState[1].fragmentStart.value_or(-1), int64_t(235200));
         QCOMPARE(ds.optimizer->paramState[3].step.value_or(-1), 1875.0);
         QVERIFY(ds.scaler && ds.scaler->scale.value_or(0) == 1.0 && !ds.scaler->enabled); // static LossScaler(1): fp32
+        // Its run folder audits as a DeepSpeed run: `latest` names global_step1875, rank 0's partition is there.
+        const AuditResult r = auditPath(corpus + "/brynelee__deepspeedtrial/deepspeed_train_demo/checkpoints");
+        QCOMPARE(r.checkpoints, std::size_t(1));
+        QCOMPARE(r.findings.size(), std::size_t(1));
+        QCOMPARE(q(r.findings[0].rule), QByteArray("integrity.no-manifest"));
+        QVERIFY(r.findings[0].message.find("DeepSpeed") != std::string::npos);
     }
 
     void dcpNewestLayout()
