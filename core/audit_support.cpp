@@ -135,9 +135,43 @@ bool isRngFile(const std::string& relative)
 
 std::optional<uint64_t> stepFromName(const std::string& name)
 {
-    if (!name.starts_with("checkpoint-"))
-        return std::nullopt;
-    return parseDigits(std::string_view(name).substr(11));
+    for (const char* prefix : {"checkpoint-", "checkpoint_", "global_step", "step-"}) {
+        if (name.starts_with(prefix))
+            return parseDigits(std::string_view(name).substr(std::string_view(prefix).size()));
+    }
+    return std::nullopt;
+}
+
+bool isNativeMarkerName(const std::string& name)
+{
+    const bool perRankDcp = name.starts_with("__") && name.ends_with(".metadata") &&
+                            parseDigits(std::string_view(name).substr(2, name.size() - 2 - 9)).has_value();
+    return name == "trainer_state.json" || name == ".metadata" || perRankDcp || name.ends_with("_model_states.pt") ||
+           (name.starts_with("random_states_") && name.ends_with(".pkl"));
+}
+
+std::string nativeMarkerIn(const std::string& dir)
+{
+    std::error_code ec;
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (isNativeMarkerName(name))
+            names.push_back(name);
+    }
+    // By precedence, and within a kind the lowest rank (names sort "__0" < "__1").
+    std::sort(names.begin(), names.end());
+    for (const auto pred : {+[](const std::string& n) { return n == "trainer_state.json"; },
+                            +[](const std::string& n) { return n == ".metadata"; },
+                            +[](const std::string& n) { return n.ends_with(".metadata"); },
+                            +[](const std::string& n) { return n.ends_with("_model_states.pt"); },
+                            +[](const std::string& n) { return n.starts_with("random_states_"); }}) {
+        for (const auto& n : names) {
+            if (pred(n))
+                return n;
+        }
+    }
+    return {};
 }
 
 bool isHex64(const std::string& s)

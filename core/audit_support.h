@@ -34,7 +34,14 @@ std::optional<uint64_t> parseDigits(std::string_view s);
 /// of a single-process run (flagged through `single`).
 std::optional<uint64_t> rngRank(std::string_view name, bool* single = nullptr);
 bool isRngFile(const std::string& relative);
+/// The number in a checkpoint folder's name: checkpoint-N (guide, HF), checkpoint_N (accelerate's
+/// save index), global_stepN (DeepSpeed), step-N (DCP savers such as torchtitan).
 std::optional<uint64_t> stepFromName(const std::string& name);
+/// The commit marker of a layout without manifest, present in `dir`: "trainer_state.json" (HF),
+/// ".metadata" or "__0.metadata" (DCP), "mp_rank_00_model_states.pt" (DeepSpeed),
+/// "random_states_0.pkl" (accelerate); empty when none.
+std::string nativeMarkerIn(const std::string& dir);
+bool isNativeMarkerName(const std::string& name);
 bool isHex64(const std::string& s);
 std::string lower(std::string s);
 /// A manifest file name we are willing to open: relative, no "..", no empty components.

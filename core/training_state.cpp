@@ -2,6 +2,7 @@
 #include "core/training_state.h"
 
 #include "core/dcp_checkpoint.h"
+#include "core/state_structure.h"
 #include "core/state_values.h"
 #include "core/zero_optimizer.h"
 
@@ -23,168 +24,6 @@ struct Opened {
     LayoutFile info;
     std::unique_ptr<CheckpointFile> file;
 };
-
-const std::set<std::string>& momentNames()
-{
-    static const std::set<std::string> names = {"exp_avg", "exp_avg_sq", "max_exp_avg_sq", "momentum_buffer", "step",
-                                                "sum", "square_avg", "grad_avg", "exp_inf", "mu_product", "acc_delta",
-                                                "ax", "eta", "prev", "step_size"};
-    return names;
-}
-
-bool isOptimizerDict(const ValueGraph& g, NodeId id)
-{
-    const NodeId state = g.get(id, "state");
-    const NodeId groups = g.get(id, "param_groups");
-    return isDict(g, state) && g.valid(groups) && g[groups].kind == Kind::List;
-}
-
-// A model state_dict: string keys, tensors as values (a per-parameter optimizer state looks
-// alike but uses moment names as keys).
-int stateDictScore(const ValueGraph& g, NodeId id)
-{
-    const auto items = dictItems(g, id);
-    if (items.empty())
-        return 0;
-    int tensors = 0;
-    bool allMoments = true;
-    for (const auto& [k, v] : items) {
-        tensors += g[v].kind == Kind::Tensor;
-        allMoments = allMoments && momentNames().contains(k);
-    }
-    if (allMoments || tensors * 5 < static_cast<int>(items.size()) * 4)
-        return 0;
-    return tensors;
-}
-
-bool isSchedulerDict(const ValueGraph& g, NodeId id)
-{
-    return isDict(g, id) && (g.get(id, "last_epoch") != kNoNode || g.get(id, "_last_lr") != kNoNode || g.get(id, "_schedulers") != kNoNode);
-}
-
-bool isScalerDict(const ValueGraph& g, NodeId id)
-{
-    return isDict(g, id) && g.get(id, "scale") != kNoNode && g.get(id, "growth_factor") != kNoNode;
-}
-
-/// Breadth-first search for the first node satisfying `pred`, to a limited depth, skipping
-/// optimizer subtrees unless looking for an optimizer.
-struct Found {
-    NodeId node = kNoNode;
-    KeyPath key;
-};
-
-template<typename Pred>
-Found findByStructure(const ValueGraph& g, NodeId root, Pred pred, int maxDepth, bool skipOptimizers = true)
-{
-    struct Item {
-        NodeId node;
-        KeyPath key;
-        int depth;
-    };
-    std::vector<Item> queue{{root, {}, 0}};
-    std::set<NodeId> seen;
-    for (std::size_t i = 0; i < queue.size() && i < 20000; ++i) {
-        const Item it = queue[i];
-        if (!g.valid(it.node) || !seen.insert(it.node).second)
-            continue;
-        if (pred(it.node))
-            return {it.node, it.key};
-        if (it.depth >= maxDepth || (skipOptimizers && isOptimizerDict(g, it.node)))
-            continue;
-        const Node& n = g[it.node];
-        if (n.kind == Kind::Dict) {
-            for (std::size_t k = 0; k + 1 < n.items.size(); k += 2) {
-                KeyPath key = it.key;
-                key.push_back(keyPartOf(g, n.items[k]));
-                queue.push_back({n.items[k + 1], std::move(key), it.depth + 1});
-            }
-        } else if (n.kind == Kind::List || n.kind == Kind::Tuple) {
-            for (std::size_t k = 0; k < n.items.size() && k < 64; ++k) {
-                KeyPath key = it.key;
-                key.push_back(static_cast<int64_t>(k));
-                queue.push_back({n.items[k], std::move(key), it.depth + 1});
-            }
-        } else if (n.kind == Kind::Object && g.valid(n.state) && g[n.state].kind == Kind::Dict) {
-            queue.push_back({n.state, it.key, it.depth + 1});
-        }
-    }
-    return {};
-}
-
-bool looksLikeBuffer(const ParameterEntry& p)
-{
-    for (const char* suffix : {"running_mean", "running_var", "num_batches_tracked"}) {
-        if (p.name.ends_with(suffix))
-            return true;
-    }
-    return p.dtype.starts_with("int") || p.dtype == "bool" || p.dtype.starts_with("uint");
-}
-
-std::string inferOptimizerType(const std::set<std::string>& stateKeys, const std::set<std::string>& groupKeys)
-{
-    if (stateKeys.contains("mu_product"))
-        return "NAdam";
-    if (stateKeys.contains("exp_inf"))
-        return "Adamax";
-    if (stateKeys.contains("exp_avg") && stateKeys.contains("exp_avg_sq"))
-        return "Adam/AdamW";
-    if (stateKeys.contains("square_avg"))
-        return "RMSprop";
-    if (stateKeys.contains("sum"))
-        return "Adagrad";
-    if (stateKeys.contains("momentum_buffer") || groupKeys.contains("nesterov"))
-        return "SGD";
-    if (groupKeys.contains("betas"))
-        return "Adam/AdamW";
-    if (groupKeys.contains("lr_decay"))
-        return "Adagrad";
-    if (groupKeys.contains("alpha"))
-        return "RMSprop";
-    return "unknown";
-}
-
-// Which part a counter belongs to, by its key: C (progress), D (data cursor) or E (environment).
-const std::set<std::string> kProgressKeys = {"global_step", "global_steps", "step", "iteration", "iter", "epoch",
-                                             "micro_step", "skipped_steps", "global_samples",
-                                             "consumed_samples", "gradient_accumulation_steps"};
-const std::set<std::string> kDataKeys = {"batch_pos", "data_seed", "position", "cursor", "sampler_seed",
-                                         "consumed_train_samples", "data_sampler", "sampler"};
-const std::set<std::string> kEnvKeys = {"torch_version", "format_version", "pytorch-lightning_version",
-                                        "ds_version", "transformers_version", "world_size", "dp_world_size",
-                                        "mp_world_size", "config_sha256", "dataset_version",
-                                        "tokenizer_version", "code_commit", "cuda_version", "model_arch",
-                                        "precision", "seed", "hparams_name"};
-
-std::string fileStem(const std::string& path)
-{
-    std::string name = fs::path(path).filename().string();
-    return name.substr(0, name.find('.'));
-}
-
-// A copy of a tensor-free value into another graph (DCP byte items rebuilt into one dict).
-NodeId copyValue(const ValueGraph& from, NodeId id, ValueGraph& to, int depth = 0)
-{
-    if (!from.valid(id) || depth > 32)
-        return to.add(Kind::None);
-    Node n = from[id];
-    switch (n.kind) {
-    case Kind::List:
-    case Kind::Tuple:
-    case Kind::Dict:
-    case Kind::Set:
-        for (auto& item : n.items)
-            item = copyValue(from, item, to, depth + 1);
-        n.state = kNoNode;
-        return to.add(std::move(n));
-    case Kind::None: case Kind::Bool: case Kind::Int: case Kind::BigInt: case Kind::Float: case Kind::String:
-    case Kind::Dtype: case Kind::Device:
-        n.items.clear();
-        return to.add(std::move(n));
-    default:
-        return to.addText(Kind::Invalid, "not copied: a " + std::string(kindName(n.kind)));
-    }
-}
 
 class StateReader {
 public:
@@ -592,9 +431,9 @@ private:
         }
     }
 
-    // Moments have their parameter's shape: an order-based mapping whose shapes disagree is wrong
-    // (a safetensors model lists its tensors sorted by name, not in the optimizer's order). Then
-    // each optimizer entry takes the next unused parameter of its shape.
+    // Moments have their parameter's shape: with a safetensors model (tensors sorted by name, not in
+    // the optimizer's order) an order-based mapping whose shapes disagree is wrong. Then each
+    // optimizer entry takes the next unused parameter of its shape.
     bool shapesAgree(const std::vector<std::string>& order, const std::vector<std::string>& names) const
     {
         for (const auto& ps : m_state.optimizer->paramState) {
@@ -706,7 +545,12 @@ private:
             m_state.warnings.push_back("optimizer parameters cannot be matched to model parameters: " + opt.nameMapping);
             return;
         }
-        if (!shapesAgree(order, *names)) {
+        // Only a safetensors model loses the module's key order (it stores names sorted); with a
+        // torch.save state_dict the order is the module's, and a disagreement is a real fault for
+        // the rules (optimizer.moment-shape) to report, not something to paper over.
+        const bool sortedModel = std::any_of(m_state.model->parameters.begin(), m_state.model->parameters.end(),
+                                             [](const ParameterEntry& p) { return p.from.file.ends_with(".safetensors"); });
+        if (sortedModel && !shapesAgree(order, *names)) {
             mapByShape(*names);
             return;
         }
@@ -765,7 +609,7 @@ private:
                 // A pickled value: a counter, or a whole tensor-free dict (an optimizer with no
                 // state yet, a scheduler) saved as one item by the <= 2.3 flattening; torch >= 2.4
                 // descends every dict, so each hyperparameter and scheduler field is its own item.
-                if (e.chunks.size() != 1)
+                if (e.chunks.size() != 1 || e.path.empty())
                     continue;
                 try {
                     auto item = dcp.openChunk(e.chunks.front());

@@ -115,10 +115,15 @@ std::vector<Partition> partitionsOf(const ZeroFile& zf)
 // partitions by rank (ZeRO-1/2 pad the group so that it divides evenly).
 void fragmentsFromShapes(std::vector<Partition>& parts, const std::vector<std::vector<std::pair<std::string, int64_t>>>& shapes)
 {
+    // Every rank's partition of a group has the same length, except the last one in elastic
+    // checkpoints, which drop its padding: the longest is the stride.
+    std::map<int, int64_t> stride;
+    for (const auto& p : parts)
+        stride[p.group] = std::max(stride[p.group], p.length);
     for (auto& p : parts) {
         if (!p.fragments.empty() || p.group >= static_cast<int>(shapes.size()) || p.rank < 0 || p.length == 0)
             continue;
-        const int64_t lo = p.rank * p.length, hi = lo + p.length;
+        const int64_t lo = p.rank * stride[p.group], hi = lo + p.length;
         int64_t at = 0;
         for (const auto& [name, numel] : shapes[static_cast<std::size_t>(p.group)]) {
             const int64_t b = at, e = at + numel;

@@ -14,6 +14,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+#include <filesystem>
 #include <map>
 
 using namespace ckpt;
@@ -131,6 +133,12 @@ private slots:
         QCOMPARE(ds.optimizer->paramState[1].fragmentStart.value_or(-1), int64_t(235200));
         QCOMPARE(ds.optimizer->paramState[3].step.value_or(-1), 1875.0);
         QVERIFY(ds.scaler && ds.scaler->scale.value_or(0) == 1.0 && !ds.scaler->enabled); // static LossScaler(1): fp32
+        // Its run folder audits as a DeepSpeed run: `latest` names global_step1875, rank 0's partition is there.
+        const AuditResult r = auditPath(corpus + "/brynelee__deepspeedtrial/deepspeed_train_demo/checkpoints");
+        QCOMPARE(r.checkpoints, std::size_t(1));
+        QCOMPARE(r.findings.size(), std::size_t(1));
+        QCOMPARE(q(r.findings[0].rule), QByteArray("integrity.no-manifest"));
+        QVERIFY(r.findings[0].message.find("DeepSpeed") != std::string::npos);
     }
 
     void dcpNewestLayout()
@@ -253,6 +261,68 @@ private slots:
             for (const auto& ps : j["optimizer"]["param_state"])
                 QVERIFY2(ps["name"].is_string(), folder);
         }
+    }
+
+    void auditsOfTheNewLayouts()
+    {
+        // As generated: no manifest to verify against (info only), nothing missing.
+        for (const char* run : {"deepspeed", "dcp", "dcp-no-collectives", "accelerate"}) {
+            const AuditResult r = auditPath(sample(run));
+            QVERIFY2(r.checkpoints >= 1, run);
+            for (const auto& f : r.findings) {
+                QVERIFY2(f.severity == Severity::Info && f.rule == "integrity.no-manifest", (std::string(run) + ": " + f.message).c_str());
+                QVERIFY(!f.checkpoints.empty());
+            }
+        }
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        namespace fs = std::filesystem;
+        const std::string tmp = dir.path().toStdString();
+        auto copyRun = [&](const char* run) {
+            fs::copy(sample(run), tmp + "/" + run, fs::copy_options::recursive);
+            for (const auto& e : fs::recursive_directory_iterator(tmp + "/" + run))
+                fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
+            return tmp + "/" + run;
+        };
+
+        // DeepSpeed: rank 1's ZeRO partition lost; `latest` names that checkpoint.
+        const std::string ds = copyRun("deepspeed");
+        fs::remove(ds + "/global_step40/zero_pp_rank_1_mp_rank_00_optim_states.pt");
+        AuditResult r = auditPath(ds);
+        std::vector<std::string> rules;
+        for (const auto& f : r.findings)
+            rules.push_back(f.rule);
+        QVERIFY(std::find(rules.begin(), rules.end(), "integrity.shard-missing") != rules.end());
+        QVERIFY(std::find(rules.begin(), rules.end(), "integrity.latest-incomplete") != rules.end());
+        const auto missing = std::find_if(r.findings.begin(), r.findings.end(), [](const Finding& f) { return f.rule == "integrity.shard-missing"; });
+        QCOMPARE(missing->severity, Severity::Error);
+        QVERIFY(missing->file.ends_with("global_step40/zero_pp_rank_1_mp_rank_00_optim_states.pt"));
+        QCOMPARE(q(missing->evidence[0].value), QByteArray("2")); // dp_world_size from the model states
+        const TrainingState partial = readTrainingState(ds + "/global_step40");
+        QVERIFY(!partial.warnings.empty()); // 2.weight is only half covered
+
+        // DCP without collectives: rank 1's metadata lost, then rank 1's data truncated.
+        const std::string dcp = copyRun("dcp-no-collectives");
+        const std::string step = dcp + "/step-30";
+        fs::resize_file(step + "/__1_0.distcp", fs::file_size(step + "/__1_0.distcp") / 2);
+        r = auditPath(dcp);
+        QVERIFY(std::any_of(r.findings.begin(), r.findings.end(), [](const Finding& f) {
+            return f.rule == "integrity.dcp-coverage" && f.severity == Severity::Error && f.message.find("beyond the end") != std::string::npos;
+        }));
+        fs::remove(step + "/__1.metadata");
+        r = auditPath(dcp);
+        const auto untiled = std::find_if(r.findings.begin(), r.findings.end(), [](const Finding& f) {
+            return f.rule == "integrity.dcp-coverage" && f.message.find("not covered exactly") != std::string::npos;
+        });
+        QVERIFY(untiled != r.findings.end());
+        QVERIFY(untiled->message.find("model.0.weight (the chunks cover 64 of 128 elements)") != std::string::npos);
+
+        // The CLI: exit 1 with findings, the JSON contract.
+        const CkptRun cli = runCkpt({QStringLiteral("audit"), QString::fromStdString(ds), QStringLiteral("--json")});
+        QCOMPARE(cli.code, 1);
+        const json j = json::parse(cli.out.toStdString());
+        for (const char* key : {"files_checked", "bytes_hashed", "findings"})
+            QVERIFY2(j.contains(key), key);
     }
 
 private:
