@@ -18,6 +18,7 @@ struct TrainingState;
 }
 class CopyTableView;
 class HistogramPlot;
+class QCheckBox;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
@@ -36,15 +37,17 @@ public:
     /// newer call drops what an older one was still doing. `run` is not needed here.
     void setCheckpoint(std::shared_ptr<const ckpt::TrainingState> state,
                        std::shared_ptr<const ckpt::RunHistory> run = nullptr);
-    /// Stops the background work; what arrived stays.
+    /// Stops the background work (opening files, then statistics); what arrived stays.
     void cancel();
     bool isBusy() const;
+    bool isComputingStats() const;
 
     TensorListModel* model() const { return m_model; }
     QSortFilterProxyModel* proxy() const { return m_proxy; }
     CopyTableView* view() const { return m_view; }
     QLineEdit* filterEdit() const { return m_filter; }
     HistogramPlot* histogram() const { return m_histogram; }
+    QCheckBox* logHistogram() const { return m_logHist; }
     ShardMapPlot* shardMap() const { return m_shardMap; }
     QString summaryText() const;
     QStringList errors() const { return m_errors; }
@@ -54,9 +57,14 @@ public:
 signals:
     /// The tensor table is filled (or the load was cancelled or failed).
     void tensorsLoaded();
+    /// Every tensor's statistics arrived (or their computation was cancelled).
+    void statsFinished();
 
 private:
     void onTensorsCollected();
+    void startStats();
+    void onStatsFinished();
+    void showBusy(bool busy);
     void showSelected();
     void updateSummary();
 
@@ -70,8 +78,14 @@ private:
     CopyTableView* m_view;
     HistogramPlot* m_histogram;
     ShardMapPlot* m_shardMap;
+    QCheckBox* m_logHist;
     QFutureWatcher<CheckpointTensors> m_collect;
+    QFutureWatcher<TensorStatsView> m_stats; // result i: row i's statistics
     std::shared_ptr<const ckpt::TrainingState> m_state;
-    std::vector<std::shared_ptr<const ckpt::CheckpointFile>> m_files;
+    std::shared_ptr<const CheckpointTensors> m_tensors; // keeps the files open for the statistics
+    // Set while a job of this page's current checkpoint runs: a watcher given an empty future
+    // (to drop an old job) reports "finished" at once, which must not count.
+    bool m_collecting = false;
+    bool m_computingStats = false;
     QStringList m_errors;
 };

@@ -68,6 +68,10 @@ QVariant TensorListModel::data(const QModelIndex& index, int role) const
     case Qt::ToolTipRole:
         if (!row.problem.isEmpty())
             return row.problem;
+        if (isStatsColumn(column) && row.stats && !row.stats->problem.isEmpty())
+            return tr("No statistics: %1").arg(row.stats->problem);
+        if (isStatsColumn(column) && row.stats && column != NonFinite && column != Zeros)
+            return QString::number(sortValue(row, column).toDouble(), 'g', 17); // the exact value
         return column == Name || column == File ? displayText(row, column) : QVariant();
     case Qt::ForegroundRole:
         return row.problem.isEmpty() ? QVariant() : QVariant(warningColor());
@@ -84,7 +88,9 @@ QVariant TensorListModel::data(const QModelIndex& index, int role) const
 
 QString TensorListModel::displayText(const TensorRow& row, Column column) const
 {
-    const auto& s = row.stats;
+    if (isStatsColumn(column) && row.stats && !row.stats->problem.isEmpty())
+        return tr("n/a");
+    const TensorStatsView* s = row.stats ? &*row.stats : nullptr;
     switch (column) {
     case Name:
         return row.name;
@@ -126,7 +132,7 @@ QString TensorListModel::displayText(const TensorRow& row, Column column) const
 
 QVariant TensorListModel::sortValue(const TensorRow& row, Column column) const
 {
-    const auto& s = row.stats;
+    const TensorStatsView* s = row.stats && row.stats->problem.isEmpty() ? &*row.stats : nullptr;
     // Rows without statistics sort below every number.
     const double none = -std::numeric_limits<double>::infinity();
     switch (column) {
@@ -184,13 +190,13 @@ QVariant TensorListModel::headerData(int section, Qt::Orientation orientation, i
         return tip ? tr("File of the checkpoint that holds the tensor; for a sharded tensor, every file with a shard")
                    : tr("File");
     case Min:
-        return tip ? tr("Smallest finite element (complex: smallest magnitude)") : tr("Min");
+        return tip ? tr("Smallest finite element (complex tensors: of the magnitudes |z|)") : tr("Min");
     case Max:
-        return tip ? tr("Largest finite element (complex: largest magnitude)") : tr("Max");
+        return tip ? tr("Largest finite element (complex tensors: of the magnitudes |z|)") : tr("Max");
     case Mean:
         return tip ? tr("Arithmetic mean of the finite elements, accumulated in float64") : tr("Mean");
     case Std:
-        return tip ? tr("Population standard deviation of the finite elements (Welford, float64)") : tr("Std");
+        return tip ? tr("Standard deviation of the finite elements, Bessel-corrected like torch.std() (float64 accumulation)") : tr("Std");
     case L2:
         return tip ? tr("L2 norm: square root of the sum of squares; what clipping and weight-norm plots use")
                    : tr("L2 norm");

@@ -2,11 +2,14 @@
 #include "ui/pages/tensorrows.h"
 
 #include "core/checkpoint_file.h"
+#include "core/checkpoint_stats.h"
 #include "core/dcp_checkpoint.h"
+#include "core/tensor_stats.h"
 #include "core/training_state.h"
 #include "ui/textformat.h"
 
 #include <QDir>
+#include <QObject>
 #include <QFileInfo>
 
 #include <set>
@@ -67,10 +70,12 @@ void addFileRows(const std::shared_ptr<const CheckpointFile>& file, int fileInde
 
 void addDcpRows(const DcpCheckpoint& dcp, std::vector<TensorRow>& rows)
 {
-    for (const DcpEntry& e : dcp.entries) {
+    for (std::size_t i = 0; i < dcp.entries.size(); ++i) {
+        const DcpEntry& e = dcp.entries[i];
         if (e.isBytes)
             continue;
         TensorRow row;
+        row.dcpEntry = static_cast<int>(i);
         row.name = fromUtf8(e.fqn);
         std::string dtype = e.dtype;
         if (dtype.starts_with("torch."))
@@ -98,7 +103,8 @@ CheckpointTensors collectTensors(const TrainingState& state, const std::function
     CheckpointTensors out;
     if (state.layout.layout == Layout::Dcp) {
         try {
-            addDcpRows(readDcpCheckpoint(state.layout.path), out.rows);
+            out.dcp = std::make_shared<const DcpCheckpoint>(readDcpCheckpoint(state.layout.path));
+            addDcpRows(*out.dcp, out.rows);
         } catch (const std::exception& e) {
             out.errors.append(fromUtf8(e.what()));
         }
@@ -125,4 +131,46 @@ CheckpointTensors collectTensors(const TrainingState& state, const std::function
     if (progress)
         progress(total, total);
     return out;
+}
+
+TensorStatsView toStatsView(const TensorStats& stats)
+{
+    TensorStatsView v;
+    v.problem = fromUtf8(stats.problem);
+    v.min = stats.min;
+    v.max = stats.max;
+    v.mean = stats.mean;
+    v.std = stats.std;
+    v.l2 = stats.l2;
+    v.absMax = stats.absmax;
+    v.nan = stats.nan;
+    v.posInf = stats.posinf;
+    v.negInf = stats.neginf;
+    v.zeros = stats.zeros;
+    v.histLo = stats.hist.lo;
+    v.histHi = stats.hist.hi;
+    v.histCounts = stats.hist.counts;
+    v.logHistLo = stats.logHist.lo;
+    v.logHistHi = stats.logHist.hi;
+    v.logHistCounts = stats.logHist.counts;
+    return v;
+}
+
+TensorStatsView computeRowStats(const CheckpointTensors& tensors, const TensorRow& row, const StatsOptions& options)
+{
+    if (row.dcpEntry >= 0 && tensors.dcp) {
+        const DcpEntry& entry = tensors.dcp->entries.at(static_cast<std::size_t>(row.dcpEntry));
+        const ShardedTensorStats sharded = computeDcpTensorStats(*tensors.dcp, entry, options);
+        TensorStatsView v = toStatsView(sharded.merged);
+        if (v.problem.isEmpty() && !sharded.problem.empty())
+            v.problem = fromUtf8(sharded.problem);
+        return v;
+    }
+    if (row.fileIndex < 0 || static_cast<std::size_t>(row.fileIndex) >= tensors.files.size()) {
+        TensorStatsView v;
+        v.problem = QObject::tr("the file holding this tensor is not open");
+        return v;
+    }
+    const CheckpointFile& file = *tensors.files[static_cast<std::size_t>(row.fileIndex)];
+    return toStatsView(computeTensorStats(file, file.tensors().at(row.tensor), options));
 }

@@ -15,6 +15,9 @@
 
 namespace ckpt {
 class CheckpointFile;
+struct DcpCheckpoint;
+struct StatsOptions;
+struct TensorStats;
 struct TrainingState;
 }
 
@@ -31,8 +34,13 @@ struct TensorStatsView {
     double min = 0, max = 0, mean = 0, std = 0, l2 = 0, absMax = 0;
     uint64_t nan = 0, posInf = 0, negInf = 0, zeros = 0;
     double histLo = 0, histHi = 0;
-    std::vector<uint64_t> histCounts; // linear bins over [histLo, histHi]
+    std::vector<uint64_t> histCounts;    // linear bins over [histLo, histHi]
+    double logHistLo = 0, logHistHi = 0; // log10 |x| of the finite non-zero elements
+    std::vector<uint64_t> logHistCounts;
+    QString problem; // why there are no statistics (no bytes, unsupported dtype); empty when there are
 };
+
+TensorStatsView toStatsView(const ckpt::TensorStats& stats);
 
 struct TensorRow {
     QString name;  // key path inside its file, or the DCP fully qualified name
@@ -44,6 +52,7 @@ struct TensorRow {
     QString problem; // why its bytes cannot be read, when they cannot
     int fileIndex = -1;   // into CheckpointTensors::files, -1 when the tensor spans several files
     uint32_t tensor = 0;  // index into that file's tensors()
+    int dcpEntry = -1;    // index into CheckpointTensors::dcp->entries for a DCP tensor
     std::vector<TensorShard> shards; // empty unless the tensor is saved in pieces
     std::optional<TensorStatsView> stats;
 };
@@ -51,6 +60,7 @@ struct TensorRow {
 struct CheckpointTensors {
     std::vector<TensorRow> rows;
     std::vector<std::shared_ptr<const ckpt::CheckpointFile>> files;
+    std::shared_ptr<const ckpt::DcpCheckpoint> dcp; // a DCP folder's index, when that is the layout
     QStringList errors; // "<file>: <reason>" for each file that could not be opened
 };
 
@@ -59,3 +69,8 @@ struct CheckpointTensors {
 /// far comes back. Never throws: files that cannot be read become errors.
 CheckpointTensors collectTensors(const ckpt::TrainingState& state,
                                  const std::function<bool(int done, int total)>& progress = {});
+
+/// Statistics of one row, read from the files `tensors` keeps open (a DCP tensor: merged exactly
+/// over its chunks). Bad bytes give TensorStatsView::problem; throws ckpt::CancelledError when
+/// `options.progress` cancels.
+TensorStatsView computeRowStats(const CheckpointTensors& tensors, const TensorRow& row, const ckpt::StatsOptions& options);

@@ -69,6 +69,11 @@ void CurvePlot::setLeftLogarithmic(bool log)
                                  : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
 }
 
+void CurvePlot::setLegendAlignment(Qt::Alignment alignment)
+{
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, alignment);
+}
+
 int CurvePlot::addCurve(const QString& name, const PlotMath::Curve& curve, Axis axis, int colorIndex, Style style)
 {
     QCPAxis* valueAxis = axis == Axis::Left ? m_plot->yAxis : m_plot->yAxis2;

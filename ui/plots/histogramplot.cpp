@@ -31,8 +31,9 @@ HistogramPlot::HistogramPlot(QWidget* parent)
 
 HistogramPlot::~HistogramPlot() = default;
 
-void HistogramPlot::setHistogram(const PlotMath::Bars& bars, const QString& title)
+void HistogramPlot::setHistogram(const PlotMath::Bars& bars, const QString& title, const QString& xLabel)
 {
+    m_plot->xAxis->setLabel(xLabel);
     m_bars->setWidth(bars.width);
     m_bars->setData(QVector<double>(bars.centers.begin(), bars.centers.end()),
                     QVector<double>(bars.heights.begin(), bars.heights.end()), /*alreadySorted=*/true);
@@ -55,6 +56,11 @@ void HistogramPlot::clear(const QString& message)
     // empty axes would read as "every count is zero": show only the message
     m_plot->axisRect()->setVisible(false);
     setTitle(message);
+}
+
+QString HistogramPlot::xLabel() const
+{
+    return m_plot->xAxis->label();
 }
 
 int HistogramPlot::barCount() const

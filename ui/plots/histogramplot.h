@@ -15,12 +15,14 @@ public:
     explicit HistogramPlot(QWidget* parent = nullptr);
     ~HistogramPlot() override;
 
-    void setHistogram(const PlotMath::Bars& bars, const QString& title);
+    /// `xLabel`: what the bins are of ("value", "log10 |x|").
+    void setHistogram(const PlotMath::Bars& bars, const QString& title, const QString& xLabel);
     /// No histogram: the plot shows `message` instead.
     void clear(const QString& message);
 
     int barCount() const;
     QString title() const { return m_title; }
+    QString xLabel() const;
     PlotMath::Range xRange() const;
 
 protected:
