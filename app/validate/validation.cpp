@@ -526,6 +526,8 @@ private:
     Component rngComponent(const ReplayResult& res)
     {
         Component c{"rng", "Are the RNG states the same, before and after the update? (R)"};
+        const std::string probeDevice = m_probe.json.value("device", "cpu");
+        const bool crossDevice = probeDevice.substr(0, 4) != res.device.substr(0, 4); // cpu vs cuda
         for (const auto& r : m_probe.json["ranks"]) {
             const int rank = r.value("rank", 0);
             const auto states = readProbeRng(m_probe, r.value("rng_file", ""));
@@ -542,7 +544,11 @@ private:
             }
             const auto after = states.find("after");
             const auto replayed = res.cpuGeneratorAfter.find(rank);
-            if (after != states.end() && after->second.contains("torch_cpu") && replayed != res.cpuGeneratorAfter.end()) {
+            if (crossDevice) {
+                c.checks.push_back({"rank " + std::to_string(rank) + " torch_cpu after", Verdict::NotCompared,
+                                    "the probe's random ops drew from the " + probeDevice + " generator, the replay's from "
+                                        + res.device + "'s"});
+            } else if (after != states.end() && after->second.contains("torch_cpu") && replayed != res.cpuGeneratorAfter.end()) {
                 const auto decoded = decodeTorchCpuBytes(replayed->second);
                 c.checks.push_back(compareEqual("rank " + std::to_string(rank) + " torch_cpu after",
                                                 decoded ? json(decoded->fingerprint) : json(),
@@ -553,9 +559,10 @@ private:
         }
         c.checks.push_back({"python/numpy after", Verdict::NotCompared,
                             "drawn by the data pipeline outside the module: not replayed (their states before are compared)"});
-        if (res.device.starts_with("cuda") && m_probe.json.value("device", "cpu") == "cpu")
-            m_notes.push_back("the probe ran on the CPU and the replay on " + res.device
-                              + ": random ops (dropout) draw from the CUDA generator, so their masks differ");
+        if (crossDevice)
+            m_notes.push_back("the probe ran on " + probeDevice + " and the replay on " + res.device
+                              + ": random ops (dropout) draw from another generator, so their masks and the results "
+                                "that depend on them differ");
         return c;
     }
 
