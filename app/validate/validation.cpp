@@ -5,6 +5,7 @@
 #include "app/validate/validation.h"
 
 #include "app/validate/comparison.h"
+#include "app/validate/environment_check.h"
 #include "app/validate/probe.h"
 #include "app/validate/replay.h"
 #include "core/tensor_bytes.h"
@@ -12,10 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <memory>
-
-namespace fs = std::filesystem;
 
 namespace ckpt::validate {
 namespace {
@@ -139,7 +137,7 @@ private:
         report["probe"] = m_probe.dir;
         report["global_step"] = m_probe.json.value("global_step", json());
         report["recorded_by"] = m_probe.json.value("recorded_by", json());
-        report["environment"] = environment();
+        report["environment"] = environmentChecks(m_state, m_probe.json, m_opt.checkpoint, m_notes);
         progress(2, "weights", "reading W from the checkpoint");
         if (!m_state.model)
             throw std::runtime_error(m_opt.checkpoint + ": no model state (W) found in this checkpoint");
@@ -181,34 +179,6 @@ private:
                 return f.rank;
         }
         return -1;
-    }
-
-    json environment()
-    {
-        json checks = json::array();
-        auto note = [&](const std::string& what, const json& checkpoint, const json& probe, const std::string& meaning) {
-            const bool same = checkpoint == probe || checkpoint.is_null() || probe.is_null();
-            checks.push_back({{"check", what}, {"checkpoint", checkpoint}, {"probe", probe}, {"match", same}});
-            if (!same)
-                m_notes.push_back("environment: " + what + " differs (" + meaning + "); not fatal");
-        };
-        const StateField* torch = field(m_state.environment, "torch_version");
-        note("torch version", torch ? json(torch->value) : json(), m_probe.json.value("torch_version", json()),
-             "the checkpoint was written by another PyTorch than the probe's run");
-        note("validator LibTorch", libtorchVersion(), m_probe.json.value("torch_version", json()).is_string()
-                                                          ? json(m_probe.json["torch_version"].get<std::string>().substr(0, 6))
-                                                          : json(),
-             "kernels may round differently: expect 'within tolerance'");
-        const StateField* ws = field(m_state.environment, "world_size");
-        note("world size", ws ? valueOf(ws->value) : json(), m_probe.json.value("world_size", json()),
-             "the probe was recorded with another number of ranks");
-        const std::string name = fs::path(m_opt.checkpoint).filename().string().empty()
-                                   ? fs::path(m_opt.checkpoint).parent_path().filename().string()
-                                   : fs::path(m_opt.checkpoint).filename().string();
-        note("checkpoint name", name, m_probe.json.value("checkpoint", json()), "the probe may belong to another checkpoint");
-        if (const StateField* cfg = field(m_state.environment, "config_sha256"))
-            checks.push_back({{"check", "config sha256"}, {"checkpoint", cfg->value}, {"probe", json()}, {"match", true}});
-        return checks;
     }
 
     void optimizer()
@@ -320,8 +290,11 @@ private:
             m_rng[rank].emplace(kind, g.state.fingerprint);
             if (g.state.kind == RngKind::TorchCpu && !m_in.cpuGenerator.contains(rank) && g.state.valid)
                 m_in.cpuGenerator[rank] = rawBytes(g.file, g.state.key);
-            if (g.state.kind == RngKind::TorchCuda && !m_in.cudaGenerator.contains(rank) && g.state.valid)
+            if (g.state.kind == RngKind::TorchCuda && !m_in.cudaGenerator.contains(rank) && g.state.valid) {
                 m_in.cudaGenerator[rank] = rawBytes(g.file, g.state.key);
+                if (g.state.seed)
+                    m_in.cudaSeed[rank] = *g.state.seed;
+            }
         }
     }
 
