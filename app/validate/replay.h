@@ -62,6 +62,7 @@ struct ReplayInput {
     std::map<std::string, ParamOptimizerState> optimizerState;
     std::map<int, std::vector<std::byte>> cpuGenerator;  // rank -> torch CPU generator state bytes
     std::map<int, std::vector<std::byte>> cudaGenerator; // rank -> torch CUDA generator state bytes
+    std::map<int, uint64_t> cudaSeed;                    // rank -> its CUDA generator's seed (fallback)
     std::string device = "auto";              // auto | cpu | cuda | cuda:N
     int threads = 0;                          // CPU intra-op threads (0: LibTorch's default)
 };

@@ -400,6 +400,28 @@ private:
         return bytesOf(gen.get_state());
     }
 
+    // The saved CUDA state (seed and philox offset) goes back in whole; a LibTorch whose state layout
+    // differs from the saving torch's (816 vs 16 bytes) gets the seed alone, and the report says so.
+    void restoreCudaGenerator(int rank)
+    {
+        const auto cg = m_in.cudaGenerator.find(rank);
+        if (cg == m_in.cudaGenerator.end())
+            return;
+        at::Generator gen = at::globalContext().defaultGenerator(m_device);
+        try {
+            setGenerator(gen, cg->second);
+        } catch (const c10::Error& e) {
+            const auto seed = m_in.cudaSeed.find(rank);
+            if (seed != m_in.cudaSeed.end()) {
+                std::lock_guard<std::mutex> lock(gen.mutex());
+                gen.set_current_seed(seed->second);
+            }
+            m_out.notes.push_back("rank " + std::to_string(rank) + ": this LibTorch does not accept the saved CUDA generator "
+                                  "state (" + std::to_string(cg->second.size()) + " bytes): "
+                                  + (seed != m_in.cudaSeed.end() ? "its seed was restored, its offset was not" : "not restored"));
+        }
+    }
+
     void forwardBackward()
     {
         for (auto& [_, p] : m_params)
@@ -410,11 +432,8 @@ private:
             const auto gen = current.find(mb.rank);
             if (gen != current.end())
                 setGenerator(cpu, gen->second);
-            if (m_device.is_cuda()) {
-                const auto cg = m_in.cudaGenerator.find(mb.rank);
-                if (cg != m_in.cudaGenerator.end())
-                    setGenerator(at::globalContext().defaultGenerator(m_device), cg->second);
-            }
+            if (m_device.is_cuda())
+                restoreCudaGenerator(mb.rank);
             std::vector<c10::IValue> args;
             std::vector<TensorDigest> digests;
             for (const auto& h : mb.inputs) {

@@ -5,6 +5,7 @@
 #include "app/validate/validation.h"
 
 #include "app/validate/comparison.h"
+#include "app/validate/environment_check.h"
 #include "app/validate/probe.h"
 #include "app/validate/replay.h"
 #include "core/tensor_bytes.h"
@@ -12,10 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <memory>
-
-namespace fs = std::filesystem;
 
 namespace ckpt::validate {
 namespace {
@@ -139,7 +137,7 @@ private:
         report["probe"] = m_probe.dir;
         report["global_step"] = m_probe.json.value("global_step", json());
         report["recorded_by"] = m_probe.json.value("recorded_by", json());
-        report["environment"] = environment();
+        report["environment"] = environmentChecks(m_state, m_probe.json, m_opt.checkpoint, m_notes);
         progress(2, "weights", "reading W from the checkpoint");
         if (!m_state.model)
             throw std::runtime_error(m_opt.checkpoint + ": no model state (W) found in this checkpoint");
@@ -181,34 +179,6 @@ private:
                 return f.rank;
         }
         return -1;
-    }
-
-    json environment()
-    {
-        json checks = json::array();
-        auto note = [&](const std::string& what, const json& checkpoint, const json& probe, const std::string& meaning) {
-            const bool same = checkpoint == probe || checkpoint.is_null() || probe.is_null();
-            checks.push_back({{"check", what}, {"checkpoint", checkpoint}, {"probe", probe}, {"match", same}});
-            if (!same)
-                m_notes.push_back("environment: " + what + " differs (" + meaning + "); not fatal");
-        };
-        const StateField* torch = field(m_state.environment, "torch_version");
-        note("torch version", torch ? json(torch->value) : json(), m_probe.json.value("torch_version", json()),
-             "the checkpoint was written by another PyTorch than the probe's run");
-        note("validator LibTorch", libtorchVersion(), m_probe.json.value("torch_version", json()).is_string()
-                                                          ? json(m_probe.json["torch_version"].get<std::string>().substr(0, 6))
-                                                          : json(),
-             "kernels may round differently: expect 'within tolerance'");
-        const StateField* ws = field(m_state.environment, "world_size");
-        note("world size", ws ? valueOf(ws->value) : json(), m_probe.json.value("world_size", json()),
-             "the probe was recorded with another number of ranks");
-        const std::string name = fs::path(m_opt.checkpoint).filename().string().empty()
-                                   ? fs::path(m_opt.checkpoint).parent_path().filename().string()
-                                   : fs::path(m_opt.checkpoint).filename().string();
-        note("checkpoint name", name, m_probe.json.value("checkpoint", json()), "the probe may belong to another checkpoint");
-        if (const StateField* cfg = field(m_state.environment, "config_sha256"))
-            checks.push_back({{"check", "config sha256"}, {"checkpoint", cfg->value}, {"probe", json()}, {"match", true}});
-        return checks;
     }
 
     void optimizer()
@@ -320,8 +290,11 @@ private:
             m_rng[rank].emplace(kind, g.state.fingerprint);
             if (g.state.kind == RngKind::TorchCpu && !m_in.cpuGenerator.contains(rank) && g.state.valid)
                 m_in.cpuGenerator[rank] = rawBytes(g.file, g.state.key);
-            if (g.state.kind == RngKind::TorchCuda && !m_in.cudaGenerator.contains(rank) && g.state.valid)
+            if (g.state.kind == RngKind::TorchCuda && !m_in.cudaGenerator.contains(rank) && g.state.valid) {
                 m_in.cudaGenerator[rank] = rawBytes(g.file, g.state.key);
+                if (g.state.seed)
+                    m_in.cudaSeed[rank] = *g.state.seed;
+            }
         }
     }
 
@@ -526,6 +499,8 @@ private:
     Component rngComponent(const ReplayResult& res)
     {
         Component c{"rng", "Are the RNG states the same, before and after the update? (R)"};
+        const std::string probeDevice = m_probe.json.value("device", "cpu");
+        const bool crossDevice = probeDevice.substr(0, 4) != res.device.substr(0, 4); // cpu vs cuda
         for (const auto& r : m_probe.json["ranks"]) {
             const int rank = r.value("rank", 0);
             const auto states = readProbeRng(m_probe, r.value("rng_file", ""));
@@ -542,7 +517,11 @@ private:
             }
             const auto after = states.find("after");
             const auto replayed = res.cpuGeneratorAfter.find(rank);
-            if (after != states.end() && after->second.contains("torch_cpu") && replayed != res.cpuGeneratorAfter.end()) {
+            if (crossDevice) {
+                c.checks.push_back({"rank " + std::to_string(rank) + " torch_cpu after", Verdict::NotCompared,
+                                    "the probe's random ops drew from the " + probeDevice + " generator, the replay's from "
+                                        + res.device + "'s"});
+            } else if (after != states.end() && after->second.contains("torch_cpu") && replayed != res.cpuGeneratorAfter.end()) {
                 const auto decoded = decodeTorchCpuBytes(replayed->second);
                 c.checks.push_back(compareEqual("rank " + std::to_string(rank) + " torch_cpu after",
                                                 decoded ? json(decoded->fingerprint) : json(),
@@ -553,9 +532,10 @@ private:
         }
         c.checks.push_back({"python/numpy after", Verdict::NotCompared,
                             "drawn by the data pipeline outside the module: not replayed (their states before are compared)"});
-        if (res.device.starts_with("cuda") && m_probe.json.value("device", "cpu") == "cpu")
-            m_notes.push_back("the probe ran on the CPU and the replay on " + res.device
-                              + ": random ops (dropout) draw from the CUDA generator, so their masks differ");
+        if (crossDevice)
+            m_notes.push_back("the probe ran on " + probeDevice + " and the replay on " + res.device
+                              + ": random ops (dropout) draw from another generator, so their masks and the results "
+                                "that depend on them differ");
         return c;
     }
 

@@ -129,6 +129,25 @@ private slots:
         QVERIFY2(found, report.dump().substr(0, 2000).c_str());
     }
 
+    void realDdpRunReplaysExactly()
+    {
+        // Two gloo processes (tests/fixtures/make_ddp_probe.py): DDP's all-reduce, each rank's dropout
+        // stream, SGD with nesterov momentum, StepLR; each rank wrote its own batch and generators.
+        const QString ckpt = QStringLiteral(CKPT_TESTDATA_DIR "/ddp-probe/checkpoint-0000003");
+        const auto run = runCkpt({"validate", ckpt, "--device", "cpu", "--json"});
+        QVERIFY2(run.code == 0, run.out.right(2000).constData());
+        const nlohmann::json report = lines(run.out).back();
+        QCOMPARE(q(report["verdict"].get<std::string>()), QByteArray("pass"));
+        QCOMPARE(q(report["optimizer_mode"].get<std::string>()), QByteArray("step"));
+        int rankChecks = 0;
+        const nlohmann::json rng = componentOf(report, "rng");
+        for (const auto& ch : rng["checks"])
+            rankChecks += ch["name"].get<std::string>().find("torch_cpu after") != std::string::npos && ch["verdict"] == "exact";
+        QCOMPARE(rankChecks, 2);
+        for (const auto& c : report["components"])
+            QVERIFY2(c["verdict"] == "exact" || c["verdict"] == "not compared", c.dump().c_str());
+    }
+
     void humanOutputNamesTheFault()
     {
         const auto run = runCkpt({"validate", sample("broken/scaler-reset/checkpoint-0000200"), "--device", "cpu"});
