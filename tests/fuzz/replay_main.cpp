@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // A main for the fuzz entry points in builds without libFuzzer (g++, CI): runs each file given,
 // or every file in each folder given, through LLVMFuzzerTestOneInput once. The regression files
-// of past findings are replayed this way by CTest in every build.
+// of past findings are replayed this way by CTest in every build. A file named *.gz is replayed
+// decompressed: findings that need a large input (deep nesting) stay small in the repository.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -10,8 +11,11 @@
 #include <iterator>
 #include <sys/resource.h>
 #include <vector>
+#include <zlib.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size);
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -26,9 +30,24 @@ long peakResidentKiB()
     return usage.ru_maxrss;
 }
 
-} // namespace
+std::vector<char> readInput(const fs::path& file)
+{
+    if (file.extension() == ".gz") {
+        std::vector<char> bytes;
+        gzFile in = gzopen(file.c_str(), "rb");
+        if (!in)
+            return bytes;
+        char chunk[1 << 16];
+        for (int n; (n = gzread(in, chunk, sizeof chunk)) > 0;)
+            bytes.insert(bytes.end(), chunk, chunk + n);
+        gzclose(in);
+        return bytes;
+    }
+    std::ifstream in(file, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
-namespace fs = std::filesystem;
+} // namespace
 
 int main(int argc, char** argv)
 {
@@ -53,8 +72,7 @@ int main(int argc, char** argv)
         return 2;
     }
     for (const fs::path& file : files) {
-        std::ifstream in(file, std::ios::binary);
-        const std::vector<char> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+        const std::vector<char> bytes = readInput(file);
         std::fprintf(stderr, "replay: %s (%zu bytes)\n", file.c_str(), bytes.size());
         LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
         if (peakResidentKiB() > kMaxResidentKiB) {

@@ -15,7 +15,9 @@ dict=()
 inputs=("$src/corpus/$target")
 [ -d "$src/regressions/$target" ] && inputs+=("$src/regressions/$target")
 
-nice -n 19 "$build/bin/fuzz_$target" -timeout=10 -rss_limit_mb=1536 -malloc_limit_mb=512 \
+# -timeout is wall time: at nice 19 on a loaded machine a 0.2 s input can wait many seconds for a
+# CPU, so only a unit stuck for two minutes counts as a hang.
+nice -n 19 "$build/bin/fuzz_$target" -timeout=120 -rss_limit_mb=1536 -malloc_limit_mb=512 \
     -print_final_stats=1 -artifact_prefix="$out/" "${dict[@]}" "$work/corpus" "${inputs[@]}" \
     >"$out/fuzz.log" 2>&1 &
 pid=$!
