@@ -87,6 +87,26 @@ std::string jsonErrorText(const std::exception& e)
     return s;
 }
 
+/// json::dump() recurses once per nesting level, so a hostile manifest.json of 400 000 nested
+/// brackets (800 KB) overflowed the stack (found fuzzing).
+std::string evidenceText(const nlohmann::json& value)
+{
+    constexpr std::size_t kMaxDumpDepth = 32;
+    std::vector<std::pair<const nlohmann::json*, std::size_t>> pending{{&value, 1}};
+    while (!pending.empty()) {
+        const auto [v, depth] = pending.back();
+        pending.pop_back();
+        if (!v->is_structured())
+            continue;
+        if (depth > kMaxDumpDepth)
+            return std::string("a JSON ") + value.type_name() + " nested more than " + std::to_string(kMaxDumpDepth)
+                 + " levels deep";
+        for (const auto& child : *v)
+            pending.emplace_back(&child, depth + 1);
+    }
+    return value.dump();
+}
+
 std::string trim(const std::string& s)
 {
     const auto b = s.find_first_not_of(" \t\r\n");

@@ -3,6 +3,8 @@
 // and the names it recognises (rng-rank-N.pt, checkpoint-N, safe relative paths).
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -28,6 +30,8 @@ std::string listNames(const std::vector<std::string>& names, std::size_t max = k
 std::optional<std::string> readSmallFile(const std::string& path, std::size_t limit, std::string& error);
 /// "[json.exception.parse_error.101] parse error at line 1, ..." -> "parse error at line 1, ..."
 std::string jsonErrorText(const std::exception& e);
+/// A manifest value as evidence text; values nested deeper than a real entry are named by type.
+std::string evidenceText(const nlohmann::json& value);
 std::string trim(const std::string& s);
 std::optional<uint64_t> parseDigits(std::string_view s);
 /// The rank of an RNG state file name: rng-rank-N.pt, rng_state_N.pth; rng_state.pth is rank 0

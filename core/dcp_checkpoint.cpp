@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <charconv>
 #include <map>
 #include <regex>
 
@@ -44,7 +45,13 @@ int rankOfFile(const std::string& name)
 {
     static const std::regex pattern(R"(__(\d+)_\d+\.distcp$)");
     std::smatch m;
-    return std::regex_search(name, m, pattern) ? std::stoi(m[1].str()) : -1;
+    if (!std::regex_search(name, m, pattern))
+        return -1;
+    // from_chars, not stoi: a rank too large for an int is a bad name, not an internal error.
+    int rank = -1;
+    const std::string digits = m[1].str();
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
+    return ec == std::errc() && end == digits.data() + digits.size() ? rank : -1;
 }
 
 // The chunks of one tensor must cover its global box exactly: inside it, no overlaps, and

@@ -109,7 +109,7 @@ void Auditor::readManifest(Checkpoint& c, std::size_t index, std::set<std::strin
         else
             unreadable(Severity::Warning,
                        c.label + "/manifest.json: world_size is not a positive integer, so RNG files per rank are not checked",
-                       "world_size", ws->dump(), mWhere + ": world_size");
+                       "world_size", evidenceText(*ws), mWhere + ": world_size");
     }
     if (!c.step) {
         if (const auto gs = doc.find("global_step"); gs != doc.end() && gs->is_number_unsigned())
@@ -142,7 +142,7 @@ void Auditor::readManifest(Checkpoint& c, std::size_t index, std::set<std::strin
                 else
                     unreadable(Severity::Error,
                                c.label + "/manifest.json: \"bytes\" of " + *name + " is not a non-negative integer",
-                               "bytes", b->dump(), key + ".bytes");
+                               "bytes", evidenceText(*b), key + ".bytes");
             }
             if (const auto h = entry.find("sha256"); h != entry.end()) {
                 if (h->is_string() && isHex64(h->get<std::string>()))
@@ -150,16 +150,16 @@ void Auditor::readManifest(Checkpoint& c, std::size_t index, std::set<std::strin
                 else
                     unreadable(Severity::Error,
                                c.label + "/manifest.json: \"sha256\" of " + *name + " is not 64 hex digits",
-                               "sha256", h->dump(), key + ".sha256");
+                               "sha256", evidenceText(*h), key + ".sha256");
             }
             if (!entry.contains("sha256") && !entry.contains("bytes"))
                 unreadable(Severity::Warning,
                            c.label + "/manifest.json records neither bytes nor sha256 for " + *name + ": only its presence is checked",
-                           "entry", entry.dump(), key);
+                           "entry", evidenceText(entry), key);
             else if (!entry.contains("sha256"))
                 unreadable(Severity::Warning,
                            c.label + "/manifest.json records no sha256 for " + *name + ": only its size is checked",
-                           "entry", entry.dump(), key);
+                           "entry", evidenceText(entry), key);
         }
         c.files.push_back(m_checks.size());
         m_checks.push_back(std::move(check));
