@@ -652,8 +652,13 @@ private:
                     ps.group = static_cast<int>(gi);
             }
         }
-        if (!opt.paramState.empty()) {
-            opt.type = inferOptimizerType(stateKeys, {});
+        if (!opt.paramState.empty() || !opt.groups.empty()) { // groups alone: an optimizer before its first step
+            std::set<std::string> groupKeys;
+            for (const auto& g : opt.groups) {
+                for (const auto& hp : g.hyperparameters)
+                    groupKeys.insert(hp.name);
+            }
+            opt.type = inferOptimizerType(stateKeys, groupKeys);
             m_state.optimizer = std::move(opt);
         }
         for (auto& f : m_files) {
