@@ -40,6 +40,9 @@ void optimizerDelta(const TrainingState& a, const TrainingState& b, int64_t dG, 
     const int64_t skipped = dG - dN;
     if (skipped == 0)
         return;
+    const StateField *ca = skippedStepsField(a), *cb = skippedStepsField(b);
+    if (ca && cb && *toNumber(cb->value) - *toNumber(ca->value) == static_cast<double>(skipped))
+        return; // the loop counted exactly these skipped updates
     // Updates skipped between A and B must show as scaler backoffs between A's scale and B's.
     if (skipped > 0 && a.scaler && b.scaler && a.scaler->scale && b.scaler->scale) {
         const auto e = growthsBetween(*a.scaler->scale, *b.scaler->scale, b.scaler->growthFactor.value_or(2),

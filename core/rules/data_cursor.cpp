@@ -3,6 +3,10 @@
 
 #include "core/rules/rule_support.h"
 
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
 namespace ckpt::rules {
 
 std::optional<int64_t> DataCursor::consumed() const
@@ -11,6 +15,37 @@ std::optional<int64_t> DataCursor::consumed() const
         return std::nullopt;
     return static_cast<int64_t>(*epoch) * *batchesPerEpoch + *position;
 }
+
+namespace {
+
+// The recovery guide's manifest may describe the data beside the files (ddp4-mlp:
+// "data": {"batches_per_epoch": 64, ...}); the state model keeps only its top-level scalars.
+void batchesFromManifest(const TrainingState& s, DataCursor& d)
+{
+    for (const auto& f : s.layout.files) {
+        if (f.role != "manifest")
+            continue;
+        try {
+            std::ifstream in(f.path);
+            const auto doc = nlohmann::json::parse(in);
+            for (const char* section : {"data", "dataset"}) {
+                const auto it = doc.find(section);
+                if (it == doc.end() || !it->is_object())
+                    continue;
+                const auto b = it->find("batches_per_epoch");
+                if (b != it->end() && b->is_number_integer() && b->get<int64_t>() > 0) {
+                    d.batchesPerEpoch = b->get<int64_t>();
+                    d.batchesFrom = {f.path, {std::string(section), std::string("batches_per_epoch")}};
+                    return;
+                }
+            }
+        } catch (const std::exception&) {
+            // an unreadable manifest is the audit's finding
+        }
+    }
+}
+
+} // namespace
 
 DataCursor readDataCursor(const TrainingState& s)
 {
@@ -43,6 +78,8 @@ DataCursor readDataCursor(const TrainingState& s)
             }
         }
     }
+    if (!d.batchesPerEpoch)
+        batchesFromManifest(s, d);
     for (const char* name : {"data_seed", "sampler.seed", "sampler_seed", "data.sampler_seed"}) {
         if (const StateField* f = findField(s.data, name); f && toNumber(f->value)) {
             d.seed = toNumber(f->value);

@@ -101,8 +101,9 @@ void paramsWithoutState(const TrainingState& s, Findings& out)
 void unmatchedParams(const TrainingState& s, Findings& out)
 {
     const OptimizerPart& o = *s.optimizer;
-    if (!s.model || !o.nameMapping.starts_with("none (") || o.nameMapping.starts_with("none (no model"))
-        return;
+    if (!s.model || !o.nameMapping.starts_with("none (") || o.nameMapping.starts_with("none (no model")
+        || o.nameMapping.find("flat partition") != std::string::npos || o.nameMapping.starts_with("none (0 optimizer"))
+        return; // ZeRO partitions and optimizers without parameters cannot be compared this way
     Finding f = makeFinding("optimizer.unmatched-params", "optimizer parameters cannot be matched to the model's: " + o.nameMapping.substr(6, o.nameMapping.size() - 7),
         hintWithNext("The optimizer was built over a different parameter list than the model saved beside it (a changed "
                      "architecture, frozen layers, a wrapper's extra parameters); its moments may be applied to the wrong "
@@ -112,23 +113,54 @@ void unmatchedParams(const TrainingState& s, Findings& out)
     out.push_back(std::move(f));
 }
 
+// The parameter each optimizer entry belongs to. When the state model fell back to matching by
+// shape although the model file keeps the optimizer's order (anything but safetensors, which sorts
+// its keys), the order is what torch will use on load: check the moments against that.
+std::map<std::string, const ParameterEntry*> parameterOf(const TrainingState& s)
+{
+    const OptimizerPart& o = *s.optimizer;
+    std::map<std::string, const ParameterEntry*> byIndex;
+    const bool reordered = o.nameMapping.starts_with("by shape") && !s.model->from.file.ends_with(".safetensors");
+    if (reordered) {
+        std::vector<const ParameterEntry*> trainable;
+        for (const auto& p : s.model->parameters) {
+            if (!isBufferLike(p))
+                trainable.push_back(&p);
+        }
+        std::vector<std::string> order;
+        for (const auto& g : o.groups)
+            order.insert(order.end(), g.params.begin(), g.params.end());
+        if (order.size() == trainable.size()) {
+            for (std::size_t i = 0; i < order.size(); ++i)
+                byIndex[order[i]] = trainable[i];
+        }
+        return byIndex;
+    }
+    std::map<std::string, const ParameterEntry*> byName;
+    for (const auto& p : s.model->parameters)
+        byName[p.name] = &p;
+    for (const auto& ps : o.paramState) {
+        if (const auto it = byName.find(ps.name); !ps.name.empty() && it != byName.end())
+            byIndex[ps.index] = it->second;
+    }
+    return byIndex;
+}
+
 void momentShapes(const TrainingState& s, Findings& out)
 {
     const OptimizerPart& o = *s.optimizer;
     if (!s.model || flatPartition(o))
         return;
-    std::map<std::string, const ParameterEntry*> params;
-    for (const auto& p : s.model->parameters)
-        params[p.name] = &p;
+    const auto params = parameterOf(s);
     for (const auto& ps : o.paramState) {
-        const auto it = params.find(ps.name);
-        if (ps.name.empty() || it == params.end())
+        const auto it = params.find(ps.index);
+        if (it == params.end() || ps.fragmentNumel)
             continue;
         for (const auto& m : ps.moments) {
             if (m.shape == it->second->shape || m.shape.empty())
                 continue;
             Finding f = makeFinding("optimizer.moment-shape",
-                m.name + " of " + ps.name + " has shape " + shapeText(m.shape) + " but the parameter has "
+                m.name + " of " + it->second->name + " (optimizer index " + ps.index + ") has shape " + shapeText(m.shape) + " but the parameter has "
                     + shapeText(it->second->shape),
                 hintWithNext("Optimizer state is keyed by position: the model's parameter order changed (or the optimizer "
                              "was built over other parameters), so moments belong to different tensors (§9.3, story: "
@@ -166,7 +198,7 @@ void stepVsGlobalStep(const TrainingState& s, Findings& out)
         return;
     const int64_t global = *s.globalStep, step = opt->step;
     const int64_t accumulation = gradientAccumulation(s);
-    const ScalerAccount scaler = accountScaler(s);
+    ScalerAccount scaler = accountScaler(s);
     const Evidence stepEv = evidence("optimizer step", std::to_string(step), opt->from);
     const Evidence globalEv = globalStepEvidence(s);
     auto add = [&](Severity severity, std::string message, std::string hint, const std::vector<Evidence>& extra = {}) {
@@ -189,6 +221,9 @@ void stepVsGlobalStep(const TrainingState& s, Findings& out)
     }
     if (accumulation > 1 && (step * accumulation == global || global * accumulation == step))
         return; // one counter counts micro-batches, the other optimizer updates: consistent
+    const StateField* counted = skippedStepsField(s);
+    if (counted && skipped == static_cast<int64_t>(*toNumber(counted->value)))
+        return; // the loop counts its skipped updates (scaler.skipped-steps reports them)
     if (skipped > 0 && scaler.present && !scaler.consistent) {
         add(Severity::Info,
             "the optimizer is " + std::to_string(skipped) + " update(s) behind the global step; the scaler state is itself "
@@ -206,10 +241,14 @@ void stepVsGlobalStep(const TrainingState& s, Findings& out)
                          "was, or the optimizer state comes from a later save (§2.2, §6.1).", Component::Optimizer));
         return;
     }
-    std::string expected = scaler.known
+    if (counted)
+        scaler = ScalerAccount{}; // the loop's own count is what the step must match
+    std::string expected = counted ? std::to_string(global - static_cast<int64_t>(*toNumber(counted->value))) + " (global step less "
+                                         + counted->value + " skipped_steps)"
+                         : scaler.known
         ? std::to_string(global - scaler.maxSkips) + (scaler.minSkips != scaler.maxSkips ? " to " + std::to_string(global - scaler.minSkips) : "")
         : std::to_string(global);
-    std::string why = scaler.known ? " (the scaler accounts for " + (scaler.minSkips == scaler.maxSkips ? std::to_string(scaler.minSkips) : std::to_string(scaler.minSkips) + "-" + std::to_string(scaler.maxSkips)) + " skipped update(s))"
+    std::string why = counted ? "" : scaler.known ? " (the scaler accounts for " + (scaler.minSkips == scaler.maxSkips ? std::to_string(scaler.minSkips) : std::to_string(scaler.minSkips) + "-" + std::to_string(scaler.maxSkips)) + " skipped update(s))"
                                    : scaler.present ? "" : " (no GradScaler state to account for skipped updates)";
     add(Severity::Error,
         "the optimizer's step is " + std::to_string(step) + " at global step " + std::to_string(global) + "; expected "

@@ -135,6 +135,12 @@ std::optional<OptimizerStep> optimizerStep(const TrainingState& state)
     return OptimizerStep{best->first, firstFrom[best->first], counts.size() == 1};
 }
 
+const StateField* skippedStepsField(const TrainingState& state)
+{
+    const StateField* f = findField(state.progress, "skipped_steps");
+    return f && toNumber(f->value) ? f : nullptr;
+}
+
 Evidence globalStepEvidence(const TrainingState& state)
 {
     for (const char* name : {"global_step", "global_steps", "step", "iteration", "iter"}) {

@@ -48,6 +48,9 @@ struct OptimizerStep {
 };
 std::optional<OptimizerStep> optimizerStep(const TrainingState& state);
 
+/// Optimizer updates the training loop itself counts as skipped (DeepSpeed `skipped_steps`).
+const StateField* skippedStepsField(const TrainingState& state);
+
 /// The global step's evidence: value and where it was read (falls back to the directory name).
 Evidence globalStepEvidence(const TrainingState& state);
 

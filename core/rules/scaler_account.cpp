@@ -40,6 +40,10 @@ ScalerAccount accountScaler(const TrainingState& state)
     }
     if (!s.scale || !state.globalStep)
         return a;
+    for (const auto& part : s.from.key) {
+        if (part == KeyPart(std::string("loss_scaler")))
+            return a; // DeepSpeed's DynamicLossScaler (hysteresis, min scale): its skips are counted in skipped_steps
+    }
     const double scale = *s.scale;
     const double g = s.growthFactor.value_or(2.0), b = s.backoffFactor.value_or(0.5);
     const int64_t interval = s.growthInterval.value_or(2000);

@@ -33,6 +33,21 @@ void state(const TrainingState& s, const ScalerAccount& a, Findings& out)
 void skippedSteps(const TrainingState& s, const ScalerAccount& a, Findings& out)
 {
     const auto opt = optimizerStep(s);
+    if (const StateField* counted = skippedStepsField(s); counted && opt && s.globalStep
+        && *s.globalStep - opt->step == static_cast<int64_t>(*toNumber(counted->value)) && *s.globalStep > opt->step) {
+        Finding f = makeFinding("scaler.skipped-steps",
+            "the optimizer's step " + std::to_string(opt->step) + " is " + counted->value + " behind global step "
+                + std::to_string(*s.globalStep) + ", the updates the loop counted as skipped by loss-scale overflows",
+            "Overflowing fp16 steps skip the optimizer (and here the scheduler) but count as training steps; nothing to "
+            "fix (§3.2). " + nextInDiagnosisOrder(Component::Scaler));
+        f.evidence.push_back(evidence("optimizer step", std::to_string(opt->step), opt->from));
+        f.evidence.push_back(globalStepEvidence(s));
+        f.evidence.push_back(evidence(*counted));
+        if (s.scaler && s.scaler->scale)
+            f.evidence.push_back(evidence("loss scale", numberText(*s.scaler->scale), s.scaler->from));
+        out.push_back(std::move(f));
+        return;
+    }
     if (!a.known || !a.consistent || !opt || !s.globalStep)
         return;
     const int64_t skipped = *s.globalStep - opt->step;

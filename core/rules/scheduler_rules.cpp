@@ -98,7 +98,9 @@ void position(const TrainingState& s, Findings& out)
 void stepCount(const TrainingState& s, Findings& out)
 {
     const LrSchedule& l = s.scheduler->schedule;
-    if (l.stepCount < 0 || l.lastEpoch < 0 || !l.children.empty() || l.kind == "ReduceLROnPlateau" || l.stepCount == l.lastEpoch + 1)
+    // CosineAnnealingWarmRestarts overrides step() without counting, so its _step_count stays 0.
+    if (l.stepCount <= 0 || l.lastEpoch < 0 || !l.children.empty() || l.kind == "ReduceLROnPlateau"
+        || l.kind == "CosineAnnealingWarmRestarts" || l.stepCount == l.lastEpoch + 1)
         return;
     Finding f = makeFinding("scheduler.step-count",
         "_step_count " + std::to_string(l.stepCount) + " differs from last_epoch + 1 = " + std::to_string(l.lastEpoch + 1),
