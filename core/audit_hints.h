@@ -82,5 +82,17 @@ inline constexpr const char* kHintDcpUnreadable =
 inline constexpr const char* kHintDcpUncommitted =
     "DCP writes .metadata last, as its commit marker (formats.md §5.1): data files without it mean the save did "
     "not finish on the coordinator. Do not load this directory; use the previous checkpoint.";
+inline constexpr const char* kHintDeepSpeedNoManifest =
+    "DeepSpeed's save_checkpoint writes no manifest (formats.md §9.1): only `latest`, written by rank 0 after the save, "
+    "tells a finished save from a partial one, and nothing records the files' sizes or hashes. To make copies "
+    "verifiable, write a manifest.json with the size and SHA-256 of every file and a COMPLETE marker (guide §6.2-6.3).";
+inline constexpr const char* kHintAccelerateNoManifest =
+    "accelerate's save_state writes no manifest and no commit marker (formats.md §9.2): random_states_<i>.pkl, written "
+    "last, is the best sign the save finished, and nothing records sizes or hashes. To make copies verifiable, write a "
+    "manifest.json with the size and SHA-256 of every file and a COMPLETE marker (guide §6.2-6.3).";
+inline constexpr const char* kHintZeroRanks =
+    "ZeRO partitions the optimizer state over the data-parallel ranks (formats.md §9.1): every rank's "
+    "zero_pp_rank_<r>_mp_rank_XX_optim_states.pt is needed to rebuild it, for dp_world_size ranks. A missing one means a "
+    "rank did not finish writing or the copy is partial (guide §7.2); resume from the previous complete checkpoint.";
 
 } // namespace ckpt::audit

@@ -8,6 +8,7 @@
 #include "core/safetensors_format.h"
 
 #include <algorithm>
+#include <regex>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -116,14 +117,19 @@ void Auditor::checkSafetensorsIndex(Checkpoint& c, const std::string& indexName)
         byShard[shard].push_back(tensor);
         shardOf[tensor] = shard;
     }
+    uint64_t tensorBytes = 0;     // over all shards, what metadata.total_size must equal
+    bool allShardsRead = true;
     for (const auto& [shard, tensors] : byShard) {
         const std::string shardRel = rel(shard);
         std::set<std::string> held;
         try {
             const MappedFile file = MappedFile::open((fs::path(c.fsDir) / shardRel).string());
-            for (const auto& t : parseSafetensors(file.bytes()).tensors)
+            for (const auto& t : parseSafetensors(file.bytes()).tensors) {
                 held.insert(t.name);
+                tensorBytes += t.end - t.begin;
+            }
         } catch (const std::exception& e) {
+            allShardsRead = false;
             Finding fi = problem(c.label + ": shard " + shardRel + " that " + indexName + " maps " +
                                      std::to_string(tensors.size()) + " tensors to cannot be read: " + e.what(),
                                  shardRel);
@@ -169,15 +175,31 @@ void Auditor::checkSafetensorsIndex(Checkpoint& c, const std::string& indexName)
             c.laterFindings.push_back(std::move(fi));
         }
     }
+    // metadata.total_size: the bytes of every tensor of the set (formats.md §7), what loaders
+    // size their allocation by; a different sum means a shard from another save or a lost tensor.
+    const auto total = std::find_if(index.metadata.begin(), index.metadata.end(), [](const auto& kv) { return kv.first == "total_size"; });
+    if (total != index.metadata.end() && allShardsRead) {
+        const auto recorded = parseDigits(total->second);
+        if (!recorded || *recorded != tensorBytes) {
+            Finding fi = problem(c.label + ": " + indexName + " records metadata.total_size " + total->second + " but its shards hold " +
+                                     std::to_string(tensorBytes) + " bytes of tensors",
+                                 indexName);
+            fi.evidence.push_back({"metadata.total_size", total->second, where(c, indexName + ": metadata.total_size")});
+            fi.evidence.push_back({"tensor bytes in the shards", std::to_string(tensorBytes), where(c, indexDirRel.empty() ? "" : indexDirRel + "/")});
+            c.laterFindings.push_back(std::move(fi));
+        }
+    }
 }
 
 void Auditor::checkDcp(Checkpoint& c, const std::string& shown, std::vector<std::string> distcpFiles)
 {
     const fs::path dir = fs::path(c.fsDir) / shown;
-    const std::string metaRel = shown + ".metadata";
+    std::string metaRel = shown + ".metadata";
     DcpCheckpoint dcp;
     try {
         dcp = readDcpCheckpoint(dir.lexically_normal().string());
+        if (dcp.metadataFiles.size() > 1) // per-rank files, merged: name the set
+            metaRel = shown + "__0.metadata.." + dcp.metadataFiles.back();
     } catch (const std::exception& e) {
         Finding fi = make("integrity.dcp-coverage", Severity::Warning, c,
                           c.label + "/" + metaRel + " cannot be read (" + e.what() + "): DCP coverage not checked",
@@ -270,6 +292,50 @@ void Auditor::checkDcp(Checkpoint& c, const std::string& shown, std::vector<std:
         fi.evidence.push_back({"unreferenced data file", unreferenced.front(), where(c, shown + unreferenced.front())});
         c.laterFindings.push_back(std::move(fi));
     }
+}
+
+// DeepSpeed ZeRO: one optimizer partition file per data-parallel rank (formats.md §9.1), as many
+// as the model states' dp_world_size.
+void Auditor::checkZeroRanks(Checkpoint& c)
+{
+    static const std::regex zeroFile(R"(^(?:bf16_)?zero_pp_rank_(\d+)_mp_rank_(\d+)_optim_states\.pt$)");
+    std::set<uint64_t> ranks;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(c.fsDir, ec)) {
+        const std::string name = e.path().filename().string();
+        std::smatch m;
+        if (std::regex_match(name, m, zeroFile)) {
+            if (auto r = parseDigits(m[1].str()))
+                ranks.insert(*r);
+        }
+    }
+    if (ranks.empty())
+        return; // not ZeRO: the optimizer state is in the model states file
+    const std::string statesName = c.nativeMarker;
+    std::optional<int64_t> world;
+    try {
+        const auto states = CheckpointFile::open((fs::path(c.fsDir) / statesName).string());
+        const NodeId n = states->graph().get(states->root(), "dp_world_size");
+        if (n != kNoNode && states->graph()[n].kind == Kind::Int)
+            world = states->graph()[n].i;
+    } catch (const std::exception&) {
+    }
+    const uint64_t expected = world && *world > 0 && *world <= kMaxWorldSize ? static_cast<uint64_t>(*world) : *ranks.rbegin() + 1;
+    std::vector<std::string> missing;
+    for (uint64_t r = 0; r < expected; ++r) {
+        if (!ranks.contains(r))
+            missing.push_back("zero_pp_rank_" + std::to_string(r) + "_mp_rank_00_optim_states.pt");
+    }
+    if (missing.empty())
+        return;
+    Finding fi = make("integrity.shard-missing", Severity::Error, c,
+                      c.label + ": the ZeRO optimizer partition of " + std::to_string(missing.size()) + " of " +
+                          std::to_string(expected) + " data-parallel ranks is missing: " + listNames(missing),
+                      kHintZeroRanks, missing.front());
+    fi.evidence.push_back({"dp_world_size", world ? std::to_string(*world) : "not recorded (ranks counted from the files)",
+                           where(c, statesName + (world ? ": dp_world_size" : ""))});
+    fi.evidence.push_back({"optimizer partitions found", std::to_string(ranks.size()), c.label + "/"});
+    c.laterFindings.push_back(std::move(fi));
 }
 
 } // namespace ckpt::audit

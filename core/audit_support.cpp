@@ -87,6 +87,26 @@ std::string jsonErrorText(const std::exception& e)
     return s;
 }
 
+/// json::dump() recurses once per nesting level, so a hostile manifest.json of 400 000 nested
+/// brackets (800 KB) overflowed the stack (found fuzzing).
+std::string evidenceText(const nlohmann::json& value)
+{
+    constexpr std::size_t kMaxDumpDepth = 32;
+    std::vector<std::pair<const nlohmann::json*, std::size_t>> pending{{&value, 1}};
+    while (!pending.empty()) {
+        const auto [v, depth] = pending.back();
+        pending.pop_back();
+        if (!v->is_structured())
+            continue;
+        if (depth > kMaxDumpDepth)
+            return std::string("a JSON ") + value.type_name() + " nested more than " + std::to_string(kMaxDumpDepth)
+                 + " levels deep";
+        for (const auto& child : *v)
+            pending.emplace_back(&child, depth + 1);
+    }
+    return value.dump();
+}
+
 std::string trim(const std::string& s)
 {
     const auto b = s.find_first_not_of(" \t\r\n");
@@ -135,9 +155,43 @@ bool isRngFile(const std::string& relative)
 
 std::optional<uint64_t> stepFromName(const std::string& name)
 {
-    if (!name.starts_with("checkpoint-"))
-        return std::nullopt;
-    return parseDigits(std::string_view(name).substr(11));
+    for (const char* prefix : {"checkpoint-", "checkpoint_", "global_step", "step-"}) {
+        if (name.starts_with(prefix))
+            return parseDigits(std::string_view(name).substr(std::string_view(prefix).size()));
+    }
+    return std::nullopt;
+}
+
+bool isNativeMarkerName(const std::string& name)
+{
+    const bool perRankDcp = name.starts_with("__") && name.ends_with(".metadata") &&
+                            parseDigits(std::string_view(name).substr(2, name.size() - 2 - 9)).has_value();
+    return name == "trainer_state.json" || name == ".metadata" || perRankDcp || name.ends_with("_model_states.pt") ||
+           (name.starts_with("random_states_") && name.ends_with(".pkl"));
+}
+
+std::string nativeMarkerIn(const std::string& dir)
+{
+    std::error_code ec;
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (isNativeMarkerName(name))
+            names.push_back(name);
+    }
+    // By precedence, and within a kind the lowest rank (names sort "__0" < "__1").
+    std::sort(names.begin(), names.end());
+    for (const auto pred : {+[](const std::string& n) { return n == "trainer_state.json"; },
+                            +[](const std::string& n) { return n == ".metadata"; },
+                            +[](const std::string& n) { return n.ends_with(".metadata"); },
+                            +[](const std::string& n) { return n.ends_with("_model_states.pt"); },
+                            +[](const std::string& n) { return n.starts_with("random_states_"); }}) {
+        for (const auto& n : names) {
+            if (pred(n))
+                return n;
+        }
+    }
+    return {};
 }
 
 bool isHex64(const std::string& s)

@@ -70,14 +70,15 @@ Aligned alignTensors(const TrainingState& s, const std::string& prefix, TensorSo
             continue;
         try {
             const CheckpointFile& file = source.file(f.path);
-            const std::string rel = fs::path(f.path).filename().string();
+            // A single file's tensors by key path alone, so two files of any names align.
+            const std::string rel = s.layout.files.size() == 1 ? std::string() : fs::path(f.path).filename().string() + "/";
             for (const auto& e : file.tensorEntries()) {
                 if (e.alias || covered.contains({f.path, formatKeyPath(e.key)}))
                     continue;
                 const TensorInfo& t = file.tensors()[e.tensor];
                 if (t.dtype == DType::UInt8 && (t.numel() == 5056 || t.numel() == 5048 || t.numel() == 816))
                     continue; // generator states: compared as RNG
-                out.push_back({"other/" + rel + "/" + formatKeyPath(e.key), {"other", {f.path, e.key}, t.dtypeName, t.shape}});
+                out.push_back({"other/" + rel + formatKeyPath(e.key), {"other", {f.path, e.key}, t.dtypeName, t.shape}});
             }
         } catch (const std::exception& e) {
             warnings.push_back(e.what());

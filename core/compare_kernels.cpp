@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 // Pair comparison loops: bit-for-bit difference counts and float64 norms of a, b and a-b in
-// one pass over both inputs. Same build flags as stats_kernels.cpp.
+// one pass over both inputs. Same build flags as stats_kernels.cpp (finite math assumed:
+// non-finite pairs are found by their bits and masked out before any arithmetic).
 #include "core/float_formats.h"
 #include "core/stats_kernels.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 
-#define CKPT_CLONES __attribute__((target_clones("avx2", "default")))
+#define CKPT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #define CKPT_INLINE [[gnu::always_inline]] inline
 
 namespace ckpt::kernels {
@@ -51,60 +53,52 @@ int64_t firstDiffering(const std::byte* a, const std::byte* b, std::size_t i, st
     return -1;
 }
 
-// Elements [i, i+m) as float64 reals (complex: two per element).
+// Real number r of the input as a float64 (complex: the two halves of element r / 2 are reals
+// 2k and 2k + 1, so they are loaded as a run of halves, floats or doubles).
 template<Kind K>
-CKPT_INLINE void toReals(const std::byte* p, std::size_t i, std::size_t m, double* v, const float* table)
+CKPT_INLINE double realAt(const std::byte* p, std::size_t r, const float* table)
 {
-    for (std::size_t j = 0; j < m; ++j) {
-        const std::size_t k = i + j;
-        if constexpr (K == Kind::Bool)
-            v[j] = loadAt<uint8_t>(p, k) != 0;
-        else if constexpr (K == Kind::U8)
-            v[j] = loadAt<uint8_t>(p, k);
-        else if constexpr (K == Kind::I8)
-            v[j] = loadAt<int8_t>(p, k);
-        else if constexpr (K >= Kind::F8E5M2 && K <= Kind::F8E8M0)
-            v[j] = table[loadAt<uint8_t>(p, k)];
-        else if constexpr (K == Kind::I16)
-            v[j] = loadAt<int16_t>(p, k);
-        else if constexpr (K == Kind::U16)
-            v[j] = loadAt<uint16_t>(p, k);
-        else if constexpr (K == Kind::F16)
-            v[j] = halfToFloat(loadAt<uint16_t>(p, k));
-        else if constexpr (K == Kind::BF16)
-            v[j] = bf16ToFloat(loadAt<uint16_t>(p, k));
-        else if constexpr (K == Kind::F32)
-            v[j] = loadAt<float>(p, k);
-        else if constexpr (K == Kind::F64)
-            v[j] = loadAt<double>(p, k);
-        else if constexpr (K == Kind::I32)
-            v[j] = loadAt<int32_t>(p, k);
-        else if constexpr (K == Kind::U32)
-            v[j] = loadAt<uint32_t>(p, k);
-        else if constexpr (K == Kind::I64)
-            v[j] = static_cast<double>(loadAt<int64_t>(p, k));
-        else if constexpr (K == Kind::U64)
-            v[j] = static_cast<double>(loadAt<uint64_t>(p, k));
-        else if constexpr (K == Kind::C32) {
-            v[2 * j] = halfToFloat(loadAt<uint16_t>(p, 2 * k));
-            v[2 * j + 1] = halfToFloat(loadAt<uint16_t>(p, 2 * k + 1));
-        } else if constexpr (K == Kind::C64) {
-            v[2 * j] = loadAt<float>(p, 2 * k);
-            v[2 * j + 1] = loadAt<float>(p, 2 * k + 1);
-        } else if constexpr (K == Kind::C128) {
-            v[2 * j] = loadAt<double>(p, 2 * k);
-            v[2 * j + 1] = loadAt<double>(p, 2 * k + 1);
-        }
-    }
+    if constexpr (K == Kind::Bool)
+        return loadAt<uint8_t>(p, r) != 0;
+    else if constexpr (K == Kind::U8)
+        return loadAt<uint8_t>(p, r);
+    else if constexpr (K == Kind::I8)
+        return loadAt<int8_t>(p, r);
+    else if constexpr (K >= Kind::F8E5M2 && K <= Kind::F8E8M0)
+        return table[loadAt<uint8_t>(p, r)];
+    else if constexpr (K == Kind::I16)
+        return loadAt<int16_t>(p, r);
+    else if constexpr (K == Kind::U16)
+        return loadAt<uint16_t>(p, r);
+    else if constexpr (K == Kind::F16 || K == Kind::C32)
+        return halfToFloat(loadAt<uint16_t>(p, r));
+    else if constexpr (K == Kind::BF16)
+        return bf16ToFloat(loadAt<uint16_t>(p, r));
+    else if constexpr (K == Kind::F32 || K == Kind::C64)
+        return loadAt<float>(p, r);
+    else if constexpr (K == Kind::F64 || K == Kind::C128)
+        return loadAt<double>(p, r);
+    else if constexpr (K == Kind::I32)
+        return loadAt<int32_t>(p, r);
+    else if constexpr (K == Kind::U32)
+        return loadAt<uint32_t>(p, r);
+    else if constexpr (K == Kind::I64)
+        return static_cast<double>(loadAt<int64_t>(p, r));
+    else
+        return static_cast<double>(loadAt<uint64_t>(p, r));
 }
 
-CKPT_INLINE void reducePair(const double* va, const double* vb, std::size_t r, PairMoments& m)
+// Reals [first, first + count) of both inputs, loaded and converted in the loop itself.
+template<Kind K>
+CKPT_INLINE void reducePair(const std::byte* a, const std::byte* b, std::size_t first, std::size_t count, const float* table,
+                            PairMoments& m)
 {
     double mx = 0, ssd = 0, sa = 0, sb = 0, dot = 0;
     uint64_t nonFinite = 0;
-    for (std::size_t j = 0; j < r; ++j) {
-        const double x = va[j], y = vb[j];
-        const bool f = std::abs(x) <= 1.7976931348623157e308 && std::abs(y) <= 1.7976931348623157e308;
+    for (std::size_t j = first; j < first + count; ++j) {
+        const double x = realAt<K>(a, j, table), y = realAt<K>(b, j, table);
+        constexpr uint64_t exp = 0x7ff0000000000000ull;
+        const bool f = ((std::bit_cast<uint64_t>(x) & exp) != exp) & ((std::bit_cast<uint64_t>(y) & exp) != exp);
         const double dx = f ? x : 0.0, dy = f ? y : 0.0;
         const double d = std::abs(dx - dy);
         mx = d > mx ? d : mx;
@@ -123,6 +117,25 @@ CKPT_INLINE void reducePair(const double* va, const double* vb, std::size_t r, P
 }
 
 template<Kind K>
+CKPT_INLINE void reduceSame(const std::byte* a, std::size_t first, std::size_t count, const float* table, PairMoments& m)
+{
+    double sa = 0;
+    uint64_t nonFinite = 0;
+    for (std::size_t j = first; j < first + count; ++j) {
+        const double x = realAt<K>(a, j, table);
+        constexpr uint64_t exp = 0x7ff0000000000000ull;
+        const bool f = (std::bit_cast<uint64_t>(x) & exp) != exp;
+        const double dx = f ? x : 0.0;
+        sa += dx * dx;
+        nonFinite += !f;
+    }
+    m.sumSqA += sa;
+    m.sumSqB += sa;
+    m.dot += sa;
+    m.nonFinite += nonFinite;
+}
+
+template<Kind K>
 CKPT_INLINE void comparePairT(const std::byte* a, const std::byte* b, std::size_t n, uint64_t base, PairMoments& m)
 {
     constexpr std::size_t reals = K >= Kind::C32 ? 2 : 1;
@@ -134,16 +147,23 @@ CKPT_INLINE void comparePairT(const std::byte* a, const std::byte* b, std::size_
     const float* table = nullptr;
     if constexpr (K >= Kind::F8E5M2 && K <= Kind::F8E8M0)
         table = f8Table(K);
-    alignas(64) double va[kBlock * reals], vb[kBlock * reals];
     for (std::size_t i = 0; i < n; i += kBlock) {
         const std::size_t cnt = std::min(kBlock, n - i);
+        // The hardware prefetchers stop at page boundaries: ask for the lines ahead in both inputs.
+        for (std::size_t off = 0; off < cnt * size; off += 64) {
+            if ((i + kBlock) * size + off < n * size) {
+                __builtin_prefetch(a + (i + kBlock) * size + off);
+                __builtin_prefetch(b + (i + kBlock) * size + off);
+            }
+        }
         const uint64_t nd = countDiffering<size>(a, b, i, cnt);
         if (nd != 0 && m.firstDiff < 0)
             m.firstDiff = static_cast<int64_t>(base) + firstDiffering<size>(a, b, i, cnt);
         m.nDiff += nd;
-        toReals<K>(a, i, cnt, va, table);
-        toReals<K>(b, i, cnt, vb, table);
-        reducePair(va, vb, cnt * reals, m);
+        if (nd == 0) // the same bits: a's norm is b's and the dot product, half the work
+            reduceSame<K>(a, i * reals, cnt * reals, table, m);
+        else
+            reducePair<K>(a, b, i * reals, cnt * reals, table, m);
     }
     m.n += n;
 }
@@ -175,20 +195,6 @@ CKPT_PAIR(C128)
 #undef CKPT_PAIR
 
 } // namespace
-
-void PairMoments::merge(const PairMoments& o)
-{
-    if (o.firstDiff >= 0 && (firstDiff < 0 || o.firstDiff < firstDiff))
-        firstDiff = o.firstDiff;
-    n += o.n;
-    nDiff += o.nDiff;
-    nonFinite += o.nonFinite;
-    maxAbs = std::max(maxAbs, o.maxAbs);
-    sumSqDiff += o.sumSqDiff;
-    sumSqA += o.sumSqA;
-    sumSqB += o.sumSqB;
-    dot += o.dot;
-}
 
 void comparePair(Kind kind, const std::byte* a, const std::byte* b, std::size_t n, uint64_t base, PairMoments& m)
 {

@@ -45,15 +45,29 @@ void Auditor::readManifest(Checkpoint& c, std::size_t index, std::set<std::strin
     std::error_code ec;
     const auto st = fs::symlink_status(manifestPath, ec);
     if ((ec || !fs::exists(st)) && !c.nativeMarker.empty()) {
-        const bool hf = c.nativeMarker == "trainer_state.json";
+        // What the layout is, what its marker says, and what can still be checked.
+        struct Native {
+            const char* what;
+            const char* marker;
+            const char* hint;
+            const char* still;
+        };
+        const std::string& m = c.nativeMarker;
+        const Native n = m == "trainer_state.json"
+            ? Native{" is a Hugging Face Trainer checkpoint", "present (the Trainer writes it last)", kHintHfTrainer, ""}
+            : m.ends_with(".metadata")
+            ? Native{" is a torch.distributed.checkpoint folder", "present (DCP's commit marker)", kHintDcpNoManifest,
+                     " (chunk coverage is checked against .metadata)"}
+            : m.ends_with("_model_states.pt")
+            ? Native{" is a DeepSpeed checkpoint", "present (rank 0's model states)", kHintDeepSpeedNoManifest,
+                     " (every data-parallel rank's optimizer partition is checked for)"}
+            : Native{" is an accelerate save_state folder", "present (save_state writes the RNG states last)",
+                     kHintAccelerateNoManifest, ""};
         Finding f = make("integrity.no-manifest", Severity::Info, c,
-                         c.label + (hf ? " is a Hugging Face Trainer checkpoint" : " is a torch.distributed.checkpoint folder") +
-                             " without manifest.json: its file sizes and hashes cannot be verified" +
-                             (hf ? "" : " (chunk coverage is checked against .metadata)"),
-                         hf ? kHintHfTrainer : kHintDcpNoManifest, "manifest.json");
+                         c.label + n.what + " without manifest.json: its file sizes and hashes cannot be verified" + n.still,
+                         n.hint, "manifest.json");
         f.evidence.push_back({"manifest.json", "absent", c.label + "/"});
-        f.evidence.push_back({c.nativeMarker, hf ? "present (the Trainer writes it last)" : "present (DCP's commit marker)",
-                              where(c, c.nativeMarker)});
+        f.evidence.push_back({m, n.marker, where(c, m)});
         c.manifestFindings.push_back(std::move(f));
         return;
     }
@@ -95,7 +109,7 @@ void Auditor::readManifest(Checkpoint& c, std::size_t index, std::set<std::strin
         else
             unreadable(Severity::Warning,
                        c.label + "/manifest.json: world_size is not a positive integer, so RNG files per rank are not checked",
-                       "world_size", ws->dump(), mWhere + ": world_size");
+                       "world_size", evidenceText(*ws), mWhere + ": world_size");
     }
     if (!c.step) {
         if (const auto gs = doc.find("global_step"); gs != doc.end() && gs->is_number_unsigned())
@@ -128,7 +142,7 @@ void Auditor::readManifest(Checkpoint& c, std::size_t index, std::set<std::strin
                 else
                     unreadable(Severity::Error,
                                c.label + "/manifest.json: \"bytes\" of " + *name + " is not a non-negative integer",
-                               "bytes", b->dump(), key + ".bytes");
+                               "bytes", evidenceText(*b), key + ".bytes");
             }
             if (const auto h = entry.find("sha256"); h != entry.end()) {
                 if (h->is_string() && isHex64(h->get<std::string>()))
@@ -136,16 +150,16 @@ void Auditor::readManifest(Checkpoint& c, std::size_t index, std::set<std::strin
                 else
                     unreadable(Severity::Error,
                                c.label + "/manifest.json: \"sha256\" of " + *name + " is not 64 hex digits",
-                               "sha256", h->dump(), key + ".sha256");
+                               "sha256", evidenceText(*h), key + ".sha256");
             }
             if (!entry.contains("sha256") && !entry.contains("bytes"))
                 unreadable(Severity::Warning,
                            c.label + "/manifest.json records neither bytes nor sha256 for " + *name + ": only its presence is checked",
-                           "entry", entry.dump(), key);
+                           "entry", evidenceText(entry), key);
             else if (!entry.contains("sha256"))
                 unreadable(Severity::Warning,
                            c.label + "/manifest.json records no sha256 for " + *name + ": only its size is checked",
-                           "entry", entry.dump(), key);
+                           "entry", evidenceText(entry), key);
         }
         c.files.push_back(m_checks.size());
         m_checks.push_back(std::move(check));
@@ -156,14 +170,8 @@ void Auditor::inspect(Checkpoint& c, std::size_t index)
 {
     std::error_code ec;
     c.hasComplete = fs::exists(fs::path(c.fsDir) / "COMPLETE", ec);
-    if (!c.hasComplete && !fs::exists(fs::path(c.fsDir) / "manifest.json", ec)) {
-        for (const char* marker : {"trainer_state.json", ".metadata"}) {
-            if (fs::exists(fs::path(c.fsDir) / marker, ec)) {
-                c.nativeMarker = marker;
-                break;
-            }
-        }
-    }
+    if (!c.hasComplete && !fs::exists(fs::path(c.fsDir) / "manifest.json", ec))
+        c.nativeMarker = nativeMarkerIn(c.fsDir);
 
     std::set<std::string> listed;
     readManifest(c, index, listed);
@@ -217,6 +225,8 @@ void Auditor::inspect(Checkpoint& c, std::size_t index)
         c.laterFindings.push_back(std::move(fi));
     }
     walk(c, listed);
+    if (c.nativeMarker.ends_with("_model_states.pt"))
+        checkZeroRanks(c);
 }
 
 void Auditor::walk(Checkpoint& c, const std::set<std::string>& listed)
@@ -304,13 +314,7 @@ void Auditor::walk(Checkpoint& c, const std::set<std::string>& listed)
         if (dcpIndexed.contains(dir)) {
             checkDcp(c, shown, dcpDirs[dir]);
         } else if (dcpMetadata.contains(dir)) {
-            Finding fi = make("integrity.dcp-coverage", Severity::Info, c,
-                              c.label + "/" + shown + " is a torch.distributed.checkpoint directory with per-rank "
-                              "__N.metadata files only: DCP coverage not checked yet (its files are verified only through "
-                              "manifest.json)",
-                              kHintDcp, shown + ".metadata");
-            fi.evidence.push_back({".metadata", "present", where(c, shown + ".metadata")});
-            c.laterFindings.push_back(std::move(fi));
+            checkDcp(c, shown, dcpDirs[dir]); // per-rank __N.metadata only (a save without a process group)
         } else {
             auto& names = dcpDirs[dir];
             std::sort(names.begin(), names.end());
@@ -402,20 +406,31 @@ AuditResult Auditor::run(const std::string& pathIn)
                 hasManifest = true;
             else if (name == "COMPLETE")
                 hasComplete = true;
-            else if (name == "trainer_state.json" || name == ".metadata")
+            else if (isNativeMarkerName(name))
                 hasNativeMarker = true;
             std::error_code dec;
-            if (name.starts_with("checkpoint-") && it->is_directory(dec))
+            if (stepFromName(name) && it->is_directory(dec))
                 checkpointNames.push_back(name);
         }
+    }
+    // accelerate keeps its checkpoint_<i>/ folders under <project>/checkpoints/.
+    std::string nested;
+    if (checkpointNames.empty() && !hasManifest && !hasComplete && !hasNativeMarker && fs::is_directory(fs::path(dirDisplay) / "checkpoints", ec)) {
+        for (const auto& e : fs::directory_iterator(fs::path(dirDisplay) / "checkpoints", ec)) {
+            const std::string name = e.path().filename().string();
+            std::error_code dec;
+            if (stepFromName(name) && e.is_directory(dec))
+                checkpointNames.push_back("checkpoints/" + name);
+        }
+        nested = "checkpoints/";
     }
     const std::string ownName = canonical.filename().string();
     const bool singleCheckpoint = hasManifest || hasComplete || hasNativeMarker || ownName.starts_with("checkpoint-");
     if (singleCheckpoint) {
         addCheckpoint(dirDisplay, dirDisplay, ownName);
     } else if (!checkpointNames.empty()) {
-        std::sort(checkpointNames.begin(), checkpointNames.end(), [](const std::string& a, const std::string& b) {
-            const auto sa = stepFromName(a), sb = stepFromName(b);
+        std::sort(checkpointNames.begin(), checkpointNames.end(), [&](const std::string& a, const std::string& b) {
+            const auto sa = stepFromName(a.substr(nested.size())), sb = stepFromName(b.substr(nested.size()));
             if (sa && sb && *sa != *sb)
                 return *sa < *sb;
             if (sa.has_value() != sb.has_value())
@@ -423,10 +438,11 @@ AuditResult Auditor::run(const std::string& pathIn)
             return a < b;
         });
         for (const auto& name : checkpointNames)
-            addCheckpoint(joinDisplay(dirDisplay, name), fs::path(dirDisplay) / name, name);
+            addCheckpoint(joinDisplay(dirDisplay, name), fs::path(dirDisplay) / name, name.substr(nested.size()));
     } else {
-        throw OpenError(pathIn, "neither a checkpoint directory (no manifest.json or COMPLETE) nor a run directory "
-                                "(no checkpoint-*/ folders)");
+        throw OpenError(pathIn, "neither a checkpoint directory (no manifest.json, COMPLETE, trainer_state.json, DCP .metadata, "
+                                "DeepSpeed *_model_states.pt or accelerate random_states_*.pkl) nor a run directory (no "
+                                "checkpoint-*, checkpoint_*, global_step* or step-* folders)");
     }
 
     for (std::size_t i = 0; i < m_checkpoints.size(); ++i)

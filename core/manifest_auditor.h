@@ -65,6 +65,7 @@ private:
     void checkRng(Checkpoint& c, const std::set<std::string>& onDisk, const std::set<std::string>& listed);
     void checkSafetensorsIndex(Checkpoint& c, const std::string& indexName);
     void checkDcp(Checkpoint& c, const std::string& shown, std::vector<std::string> distcpFiles);
+    void checkZeroRanks(Checkpoint& c);
     void hashAll();
     void finishFiles();
     void checkLatest(const std::string& runDisplay, const fs::path& runDir);

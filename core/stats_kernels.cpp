@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Statistics scan loops. Built with -O3 -fno-trapping-math -fassociative-math (see
-// core/CMakeLists.txt) so GCC vectorizes the float64 reductions; reassociation only changes
-// rounding in the last bits and finite-math is NOT assumed, so NaN/Inf tests stay exact.
+// Statistics scan loops. Built with -O3 -ffast-math-like flags (core/CMakeLists.txt) so GCC
+// vectorizes the float64 reductions and min/max: reassociation only changes rounding in the
+// last bits. Finite math is assumed, so every NaN/Inf test here looks at the bits, and
+// non-finite values are masked out (by bit tests) before any arithmetic.
 #include "core/stats_kernels.h"
 
 #include "core/float_formats.h"
@@ -12,14 +13,17 @@
 #include <cmath>
 #include <cstring>
 
-#define CKPT_CLONES __attribute__((target_clones("avx2", "default")))
+#define CKPT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #define CKPT_INLINE [[gnu::always_inline]] inline
 
 namespace ckpt::kernels {
 namespace {
 
 constexpr std::size_t kBlock = 1024; // elements per moments block (a few KiB: stays in L1)
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kBig = std::numeric_limits<double>::max(); // sentinel: infinities are not assumed here
+constexpr uint64_t kExp64 = 0x7ff0000000000000ull;
+
+CKPT_INLINE bool finiteBits(double v) { return (std::bit_cast<uint64_t>(v) & kExp64) != kExp64; }
 
 template<typename T>
 CKPT_INLINE T loadAt(const std::byte* p, std::size_t i)
@@ -32,41 +36,58 @@ CKPT_INLINE T loadAt(const std::byte* p, std::size_t i)
 // ---- census-only kinds: one increment per element, two interleaved tables would need
 // 2x the cache; a single table with the loop unrolled is as fast on the sizes seen here.
 
-CKPT_CLONES void census8(const std::byte* p, std::size_t n, uint32_t* census)
+// The input comes from the page cache through the mapping, and the hardware prefetchers stop
+// at every 4 KiB page: without a hint the loops wait on memory for most of their time.
+constexpr std::size_t kPrefetchAhead = 8192; // bytes
+
+CKPT_INLINE void prefetchRange(const std::byte* from, const std::byte* end, std::size_t bytes)
 {
-    for (std::size_t i = 0; i < n; ++i)
-        ++census[static_cast<uint8_t>(p[i])];
+    for (std::size_t off = 0; off < bytes && from + off < end; off += 64)
+        __builtin_prefetch(from + off);
 }
 
-CKPT_CLONES void census16(const std::byte* p, std::size_t n, uint32_t* census)
+template<typename Key>
+CKPT_INLINE void censusRun(const std::byte* p, std::size_t n, uint32_t* census)
 {
-    for (std::size_t i = 0; i < n; ++i)
-        ++census[loadAt<uint16_t>(p, i)];
+    constexpr std::size_t step = 4096 / sizeof(Key); // one page of elements per round
+    const std::byte* end = p + n * sizeof(Key);
+    for (std::size_t i = 0; i < n; i += step) {
+        prefetchRange(p + i * sizeof(Key) + kPrefetchAhead, end, 4096);
+        const std::size_t m = std::min(step, n - i);
+#pragma GCC unroll 8
+        for (std::size_t j = 0; j < m; ++j)
+            ++census[loadAt<Key>(p, i + j)];
+    }
 }
+
+CKPT_CLONES void census8(const std::byte* p, std::size_t n, uint32_t* census) { censusRun<uint8_t>(p, n, census); }
+CKPT_CLONES void census16(const std::byte* p, std::size_t n, uint32_t* census) { censusRun<uint16_t>(p, n, census); }
 
 // ---- moment kinds: convert a block to float64, reduce it, merge the block with Chan's formula.
 
-CKPT_INLINE void reduceBlock(const double* v, std::size_t m, Moments& out)
+// `value(i)` gives element i of the block as a float64 (a load and a conversion, inlined).
+template<typename Value>
+CKPT_INLINE void reduceBlock(Value value, std::size_t m, Moments& out)
 {
     double shift = 0;
     for (std::size_t i = 0; i < m; ++i) {
-        if (std::isfinite(v[i])) {
-            shift = v[i];
+        if (finiteBits(value(i))) {
+            shift = value(i);
             break;
         }
     }
-    double s1 = 0, s2 = 0, sq = 0, mn = kInf, mx = -kInf;
+    double s1 = 0, s2 = 0, sq = 0, mn = kBig, mx = -kBig;
     uint64_t fin = 0, zeros = 0;
     for (std::size_t i = 0; i < m; ++i) {
-        const double x = v[i];
+        const double x = value(i);
         const uint64_t bits = std::bit_cast<uint64_t>(x);
-        const bool f = (bits & 0x7ff0000000000000ull) != 0x7ff0000000000000ull;
+        const bool f = (bits & kExp64) != kExp64;
         const double d = f ? x - shift : 0.0;
         const double xf = f ? x : 0.0;
         s1 += d;
         s2 += d * d;
         sq += xf * xf;
-        const double lo = f ? x : kInf, hi = f ? x : -kInf;
+        const double lo = f ? x : kBig, hi = f ? x : -kBig;
         mn = lo < mn ? lo : mn;
         mx = hi > mx ? hi : mx;
         fin += f;
@@ -74,20 +95,23 @@ CKPT_INLINE void reduceBlock(const double* v, std::size_t m, Moments& out)
     }
     if (fin < m) {
         for (std::size_t i = 0; i < m; ++i) {
-            if (std::isnan(v[i]))
+            const uint64_t bits = std::bit_cast<uint64_t>(value(i));
+            if ((bits & kExp64) != kExp64)
+                continue;
+            if (bits & 0x000fffffffffffffull)
                 ++out.nan;
-            else if (v[i] == kInf)
-                ++out.posinf;
-            else if (v[i] == -kInf)
+            else if (bits >> 63)
                 ++out.neginf;
+            else
+                ++out.posinf;
         }
     }
     out.zeros += zeros;
     out.sumsq += sq;
-    out.min = std::min(out.min, mn);
-    out.max = std::max(out.max, mx);
     if (fin == 0)
         return;
+    out.min = std::min(out.min, mn);
+    out.max = std::max(out.max, mx);
     Moments block;
     block.n = fin;
     block.mean = shift + s1 / static_cast<double>(fin);
@@ -99,14 +123,22 @@ CKPT_INLINE void reduceBlock(const double* v, std::size_t m, Moments& out)
     out.n = n;
 }
 
-CKPT_INLINE void censusBlock(const double* v, std::size_t m, uint32_t* census)
+// Scalar (one increment per element), so it also tracks the smallest non-zero |x|: a masked
+// minimum in the vector loop above would stop GCC from vectorizing it.
+CKPT_INLINE void censusBlock(const double* v, std::size_t m, uint32_t* census, Moments& out)
 {
+    constexpr uint64_t kNone = 0x7ff0000000000000ull; // |x| bits of finite values are below it
+    uint64_t mnz = kNone;
     for (std::size_t i = 0; i < m; ++i) {
-        float f = static_cast<float>(v[i]);
-        if (std::isinf(f) && std::isfinite(v[i])) // beyond float range: the outermost bucket
-            f = std::copysign(std::numeric_limits<float>::max(), f);
-        ++census[std::bit_cast<uint32_t>(f) >> 16];
+        const uint64_t magnitude = std::bit_cast<uint64_t>(v[i]) & 0x7fffffffffffffffull;
+        mnz = magnitude != 0 && magnitude < mnz ? magnitude : mnz;
+        uint32_t f = std::bit_cast<uint32_t>(static_cast<float>(v[i]));
+        if ((f & 0x7f800000u) == 0x7f800000u && finiteBits(v[i])) // beyond float range: the outermost bucket
+            f = (f & 0x80000000u) | 0x7f7fffffu;
+        ++census[f >> 16];
     }
+    if (mnz != kNone)
+        out.minAbsNonZero = std::min(out.minAbsNonZero, std::bit_cast<double>(mnz));
 }
 
 // Loads block [i, i+m) of the input as float64. One instantiation per kind.
@@ -134,20 +166,47 @@ CKPT_INLINE void convertBlock(const std::byte* p, std::size_t i, std::size_t m, 
             const double re = loadAt<float>(p, 2 * k), im = loadAt<float>(p, 2 * k + 1);
             v[j] = std::sqrt(re * re + im * im);
         } else if constexpr (K == Kind::C128) {
-            v[j] = std::hypot(loadAt<double>(p, 2 * k), loadAt<double>(p, 2 * k + 1));
+        {
+            const double re = loadAt<double>(p, 2 * k), im = loadAt<double>(p, 2 * k + 1);
+            v[j] = std::sqrt(re * re + im * im);
+        }
         }
     }
+}
+
+// float32 keys come straight from the input bits: no float64 round trip, no range check. The
+// smallest non-zero |x| is an unsigned minimum of (|x| bits - 1), where zero wraps to the
+// largest value: a loop of its own so that it vectorizes (vpminud).
+CKPT_INLINE void censusF32(const std::byte* p, std::size_t i, std::size_t m, uint32_t* census, Moments& out)
+{
+    uint32_t mnz = ~0u;
+    for (std::size_t j = 0; j < m; ++j) {
+        const uint32_t below = (loadAt<uint32_t>(p, i + j) & 0x7fffffffu) - 1u;
+        mnz = below < mnz ? below : mnz;
+    }
+#pragma GCC unroll 8
+    for (std::size_t j = 0; j < m; ++j)
+        ++census[loadAt<uint32_t>(p, i + j) >> 16];
+    if (mnz < 0x7f800000u - 1u)
+        out.minAbsNonZero = std::min(out.minAbsNonZero, static_cast<double>(std::bit_cast<float>(mnz + 1u)));
 }
 
 template<Kind K>
 CKPT_INLINE void scanMoments(const std::byte* p, std::size_t n, Moments& out, uint32_t* census)
 {
     alignas(64) double v[kBlock];
+    constexpr std::size_t size = K == Kind::F32 || K == Kind::I32 || K == Kind::U32 || K == Kind::C32 ? 4 : K == Kind::C128 ? 16 : 8;
     for (std::size_t i = 0; i < n; i += kBlock) {
         const std::size_t m = std::min(kBlock, n - i);
-        convertBlock<K>(p, i, m, v);
-        reduceBlock(v, m, out);
-        censusBlock(v, m, census);
+        prefetchRange(p + i * size + kPrefetchAhead, p + n * size, m * size);
+        if constexpr (K == Kind::F32) { // straight from the input: no float64 buffer
+            reduceBlock([p, i](std::size_t j) { return static_cast<double>(loadAt<float>(p, i + j)); }, m, out);
+            censusF32(p, i, m, census, out);
+        } else {
+            convertBlock<K>(p, i, m, v);
+            reduceBlock([&v](std::size_t j) { return v[j]; }, m, out);
+            censusBlock(v, m, census, out);
+        }
     }
 }
 
@@ -162,84 +221,6 @@ CKPT_CLONES void scanC64(const std::byte* p, std::size_t n, Moments& o, uint32_t
 CKPT_CLONES void scanC128(const std::byte* p, std::size_t n, Moments& o, uint32_t* c) { scanMoments<Kind::C128>(p, n, o, c); }
 
 } // namespace
-
-Kind kindOf(DType dtype)
-{
-    switch (dtype) {
-    case DType::Bool: return Kind::Bool;
-    case DType::UInt8: return Kind::U8;
-    case DType::Int8: return Kind::I8;
-    case DType::Float8_e5m2: return Kind::F8E5M2;
-    case DType::Float8_e4m3fn: return Kind::F8E4M3FN;
-    case DType::Float8_e5m2fnuz: return Kind::F8E5M2FNUZ;
-    case DType::Float8_e4m3fnuz: return Kind::F8E4M3FNUZ;
-    case DType::Float8_e8m0fnu: return Kind::F8E8M0;
-    case DType::Int16: return Kind::I16;
-    case DType::UInt16: return Kind::U16;
-    case DType::Float16: return Kind::F16;
-    case DType::BFloat16: return Kind::BF16;
-    case DType::Float32: return Kind::F32;
-    case DType::Float64: return Kind::F64;
-    case DType::Int32: return Kind::I32;
-    case DType::UInt32: return Kind::U32;
-    case DType::Int64: return Kind::I64;
-    case DType::UInt64: return Kind::U64;
-    case DType::Complex32: return Kind::C32;
-    case DType::Complex64: return Kind::C64;
-    case DType::Complex128: return Kind::C128;
-    default: return Kind::Unsupported;
-    }
-}
-
-std::size_t kindSize(Kind k)
-{
-    if (k <= Kind::F8E8M0)
-        return 1;
-    switch (k) {
-    case Kind::I16: case Kind::U16: case Kind::F16: case Kind::BF16: return 2;
-    case Kind::F32: case Kind::I32: case Kind::U32: case Kind::C32: return 4;
-    case Kind::F64: case Kind::I64: case Kind::U64: case Kind::C64: return 8;
-    case Kind::C128: return 16;
-    default: return 0;
-    }
-}
-
-void Moments::merge(const Moments& o)
-{
-    nan += o.nan;
-    posinf += o.posinf;
-    neginf += o.neginf;
-    zeros += o.zeros;
-    sumsq += o.sumsq;
-    min = std::min(min, o.min);
-    max = std::max(max, o.max);
-    if (o.n == 0)
-        return;
-    if (n == 0) {
-        n = o.n;
-        mean = o.mean;
-        m2 = o.m2;
-        return;
-    }
-    const uint64_t total = n + o.n;
-    const double delta = o.mean - mean;
-    mean += delta * static_cast<double>(o.n) / static_cast<double>(total);
-    m2 += o.m2 + delta * delta * static_cast<double>(n) * static_cast<double>(o.n) / static_cast<double>(total);
-    n = total;
-}
-
-void Moments::addRepeated(double v, uint64_t count)
-{
-    if (count == 0)
-        return;
-    Moments one;
-    one.n = count;
-    one.mean = v;
-    one.sumsq = v * v * static_cast<double>(count);
-    one.min = one.max = v;
-    one.zeros = v == 0 ? count : 0;
-    merge(one);
-}
 
 void scan(Kind kind, const std::byte* p, std::size_t n, Moments& m, uint32_t* census)
 {
@@ -259,28 +240,6 @@ void scan(Kind kind, const std::byte* p, std::size_t n, Moments& m, uint32_t* ce
     case Kind::C64: return scanC64(p, n, m, census);
     case Kind::C128: return scanC128(p, n, m, census);
     case Kind::Unsupported: return;
-    }
-}
-
-double censusValue(Kind kind, uint32_t key)
-{
-    switch (kind) {
-    case Kind::Bool: return key != 0 ? 1.0 : 0.0;
-    case Kind::U8: return static_cast<double>(key);
-    case Kind::I8: return static_cast<double>(static_cast<int8_t>(key));
-    case Kind::F8E5M2: case Kind::F8E4M3FN: case Kind::F8E5M2FNUZ: case Kind::F8E4M3FNUZ: case Kind::F8E8M0:
-        return f8ToFloat(kind, static_cast<uint8_t>(key));
-    case Kind::I16: return static_cast<double>(static_cast<int16_t>(key));
-    case Kind::U16: return static_cast<double>(key);
-    case Kind::F16: return halfToFloat(static_cast<uint16_t>(key));
-    case Kind::BF16: return std::bit_cast<float>(key << 16);
-    case Kind::Unsupported: return 0;
-    default: {
-        const uint32_t bits = key << 16;
-        if ((bits & 0x7f800000u) == 0x7f800000u)
-            return std::bit_cast<float>(bits);
-        return std::bit_cast<float>(bits | 0x8000u);
-    }
     }
 }
 

@@ -35,6 +35,7 @@ struct Moments {
     double mean = 0, m2 = 0, sumsq = 0;
     double min = std::numeric_limits<double>::infinity();
     double max = -std::numeric_limits<double>::infinity();
+    double minAbsNonZero = std::numeric_limits<double>::infinity(); // where the log-|x| histogram starts
     uint64_t nan = 0, posinf = 0, neginf = 0, zeros = 0;
 
     void merge(const Moments& other);

@@ -8,6 +8,7 @@
 #include "core/tensor_view_reader.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <mutex>
 #include <optional>
@@ -46,13 +47,24 @@ bool isZeroBucket(Kind kind, uint32_t key)
     return !kernels::censusExact(kind) && (key == 0 || key == 0x8000);
 }
 
+// A census bucket: `count` finite values somewhere in [lo, hi] (lo == hi: exactly that value).
 struct CensusEntry {
-    double value;
+    double lo, hi;
     uint64_t count;
 };
 
-// The census as (value, count) pairs of finite values; exact zeros of approximate kinds are
-// reported with value 0 and the rest of their bucket (tiny subnormals) at the bucket's value.
+CensusEntry entryOf(kernels::Kind kind, uint32_t key, uint64_t count)
+{
+    const double v = kernels::censusValue(kind, key);
+    const bool smallInteger = kind >= kernels::Kind::I32 && kind <= kernels::Kind::U64 && std::abs(v) < 256;
+    if (kernels::censusExact(kind) || smallInteger)
+        return {v, v, count};
+    const double a = std::bit_cast<float>(key << 16), b = std::bit_cast<float>((key << 16) | 0xffffu);
+    return {std::min(a, b), std::max(a, b), count};
+}
+
+// The census as buckets of finite values; exact zeros of approximate kinds are an exact entry
+// and the rest of their bucket (tiny subnormals) a bucket of their own.
 std::vector<CensusEntry> finiteEntries(const StatsAccumulator::State& s)
 {
     std::vector<CensusEntry> out;
@@ -65,18 +77,52 @@ std::vector<CensusEntry> finiteEntries(const StatsAccumulator::State& s)
             zeroBucket += c;
             continue;
         }
-        const double v = kernels::censusValue(s.kind, key);
-        if (std::isfinite(v))
-            out.push_back({v, c});
+        if (std::isfinite(kernels::censusValue(s.kind, key)))
+            out.push_back(entryOf(s.kind, key, c));
     }
     if (zeroBucket) {
         const uint64_t zeros = std::min(zeroBucket, s.moments.zeros);
         if (zeros)
-            out.push_back({0.0, zeros});
+            out.push_back({0.0, 0.0, zeros});
         if (zeroBucket > zeros)
-            out.push_back({kernels::censusValue(s.kind, 0), zeroBucket - zeros});
+            out.push_back(entryOf(s.kind, 0, zeroBucket - zeros));
     }
     return out;
+}
+
+// Adds a bucket's count to the bins it overlaps, in proportion to the overlap (values assumed
+// spread evenly inside a bucket); [lo, hi] is clamped into the histogram's range first.
+void spread(std::vector<double>& bins, const Histogram& h, double lo, double hi, uint64_t count, double rangeLo, double rangeHi)
+{
+    lo = std::clamp(lo, rangeLo, rangeHi);
+    hi = std::clamp(hi, rangeLo, rangeHi);
+    const std::size_t first = binOf(lo, h.lo, h.hi), last = binOf(hi, h.lo, h.hi);
+    if (first == last || hi <= lo) {
+        bins[first] += static_cast<double>(count);
+        return;
+    }
+    const double width = (h.hi - h.lo) / kHistogramBins;
+    for (std::size_t b = first; b <= last; ++b) {
+        const double from = std::max(lo, h.lo + width * static_cast<double>(b));
+        const double to = std::min(hi, b + 1 == kHistogramBins ? h.hi : h.lo + width * static_cast<double>(b + 1));
+        if (to > from)
+            bins[b] += static_cast<double>(count) * (to - from) / (hi - lo);
+    }
+}
+
+// Whole counts from fractional ones, keeping the exact total (largest remainders round up).
+void roundInto(Histogram& h, const std::vector<double>& bins, uint64_t total)
+{
+    uint64_t assigned = 0;
+    std::vector<std::pair<double, std::size_t>> remainders;
+    for (std::size_t b = 0; b < bins.size(); ++b) {
+        h.counts[b] = static_cast<uint64_t>(std::floor(bins[b] + 1e-9));
+        assigned += h.counts[b];
+        remainders.push_back({bins[b] - static_cast<double>(h.counts[b]), b});
+    }
+    std::sort(remainders.begin(), remainders.end(), std::greater<>());
+    for (std::size_t i = 0; assigned < total && i < remainders.size(); ++i, ++assigned)
+        ++h.counts[remainders[i].second];
 }
 
 // Exact kinds: every figure from the census.
@@ -100,31 +146,28 @@ kernels::Moments momentsFromCensus(const StatsAccumulator::State& s)
     return m;
 }
 
-void fillHistograms(TensorStats& out, const std::vector<CensusEntry>& entries, bool magnitude)
+void fillHistograms(TensorStats& out, const std::vector<CensusEntry>& entries, double minAbsNonZero)
 {
     if (out.finite == 0)
         return;
     setRange(out.hist, out.min, out.max);
-    double logLo = std::numeric_limits<double>::infinity(), logHi = -logLo;
-    for (const auto& e : entries) {
-        const double v = std::clamp(e.value, out.min, out.max);
-        out.hist.counts[binOf(v, out.hist.lo, out.hist.hi)] += e.count;
-        if (e.value != 0) {
-            const double l = std::log10(std::abs(e.value));
-            logLo = std::min(logLo, l);
-            logHi = std::max(logHi, l);
-        }
-    }
+    std::vector<double> bins(kHistogramBins, 0.0);
+    for (const auto& e : entries)
+        spread(bins, out.hist, e.lo, e.hi, e.count, out.min, out.max);
+    roundInto(out.hist, bins, out.finite);
     if (out.finite == out.zeros)
         return;
-    // The largest magnitude is known exactly; the smallest only to the census' resolution.
-    logHi = std::log10(magnitude ? out.max : out.absmax);
-    logLo = std::min(logLo, logHi);
+    const double logLo = std::log10(minAbsNonZero), logHi = std::log10(out.absmax);
     setRange(out.logHist, logLo, logHi);
+    std::fill(bins.begin(), bins.end(), 0.0);
     for (const auto& e : entries) {
-        if (e.value != 0)
-            out.logHist.counts[binOf(std::clamp(std::log10(std::abs(e.value)), logLo, logHi), out.logHist.lo, out.logHist.hi)] += e.count;
+        if (e.lo == 0 && e.hi == 0)
+            continue;
+        // |x| over the bucket: [lo, hi] when positive, [-hi, -lo] when negative
+        const double a = e.lo >= 0 ? e.lo : -e.hi, b = e.lo >= 0 ? e.hi : -e.lo;
+        spread(bins, out.logHist, std::log10(std::max(a, minAbsNonZero)), std::log10(std::max(b, minAbsNonZero)), e.count, logLo, logHi);
     }
+    roundInto(out.logHist, bins, out.finite - out.zeros);
 }
 
 } // namespace
@@ -223,7 +266,7 @@ TensorStats StatsAccumulator::finish() const
     }
     if (mom.n > 1)
         out.std = std::sqrt(mom.m2 / static_cast<double>(mom.n - 1));
-    fillHistograms(out, finiteEntries(s), out.complexMagnitude);
+    fillHistograms(out, finiteEntries(s), mom.minAbsNonZero);
     return out;
 }
 
@@ -254,6 +297,7 @@ void scanViewsForStats(const std::vector<const TensorViewReader*>& views, const 
         [&](const ChunkWork& w, unsigned worker) {
             const TensorViewReader& view = *views[w.item];
             Job& job = jobs[w.item];
+            view.prefetch(w.begin, w.count);
             const std::byte* p = view.read(w.begin, w.count, buffers[worker]);
             kernels::scan(job.acc->state().kind, p, w.count, job.chunks[w.chunk], census[worker].data());
             view.release(w.begin, w.count);

@@ -4,6 +4,8 @@
 #include "core/errors.h"
 
 #include <cstring>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace ckpt {
 namespace {
@@ -76,7 +78,8 @@ const std::byte* TensorViewReader::read(uint64_t begin, std::size_t count, std::
         buffer.resize(count * m_elem);
         gather(begin, count, buffer.data());
     }
-    swapElementBytes(std::span<std::byte>(buffer.data(), count * m_elem), m_dtype);
+    if (m_swap)
+        swapElementBytes(std::span<std::byte>(buffer.data(), count * m_elem), m_dtype);
     return buffer.data();
 }
 
@@ -131,11 +134,20 @@ void TensorViewReader::release(uint64_t begin, std::size_t count) const
 
 void TensorViewReader::prefetch(uint64_t begin, std::size_t count) const
 {
-    if (!m_mapped || !m_contiguous)
+    if (!m_mapped || !m_contiguous || count == 0)
         return;
-    const uint64_t at = static_cast<uint64_t>(m_storage.data() - m_mapped->bytes().data())
-                      + (static_cast<uint64_t>(m_offset) + begin) * m_elem;
-    m_mapped->adviseSequential(at, count * m_elem);
+    // The mapping is MADV_RANDOM (readers touch scattered headers), which maps one page per
+    // fault; populating the window's page tables in one call avoids ~2000 faults per 8 MiB.
+    // Kernels before 5.14 reject MADV_POPULATE_READ: the pages then fault in one by one.
+    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto first = reinterpret_cast<uintptr_t>(m_storage.data() + (static_cast<uint64_t>(m_offset) + begin) * m_elem);
+    const uintptr_t start = first / page * page, end = first + count * m_elem;
+#ifdef MADV_POPULATE_READ
+    ::madvise(reinterpret_cast<void*>(start), end - start, MADV_POPULATE_READ);
+#else
+    (void)start;
+    (void)end;
+#endif
 }
 
 } // namespace ckpt

@@ -29,6 +29,14 @@ commands:
                                          (a file or a checkpoint directory of any layout)
   run DIR [--json]                       a run's checkpoints by step (latest, best, incomplete)
                                          and its logged metric series
+  check PATH [PATH2] [--json]            the rule catalogue over a file, a checkpoint or run
+        [--no-audit] [--no-content]      directory, or a pair (A before B): findings by component
+                                         (exit 1 if any warning or error)
+  check --list-rules [--json]            the rule catalogue
+  validate CKPT [--probe P] [--device D] [--launcher PREFIX] [--json]
+                                         replay the update after CKPT with ckpt-validate (LibTorch)
+                                         and compare it with the run's probe (exit 1 if it differs);
+                                         --launcher "ssh HOST --" / "srun ... --" runs it elsewhere
   --version                              print the version
 
 exit codes: 0 ok, 1 findings (dangerous imports), 2 the file cannot be read
@@ -62,8 +70,12 @@ int main(int argc, char** argv)
             return runShow(parseCliArgs(args, {"--json"}, {}));
         if (command == "run")
             return runRun(parseCliArgs(args, {"--json"}, {}));
+        if (command == "check")
+            return runCheck(parseCliArgs(args, {"--json", "--no-audit", "--no-content", "--list-rules"}, {}));
         if (command == "diff")
             return runDiff(parseCliArgs(args, {"--json"}, {}));
+        if (command == "validate")
+            return runValidate(parseCliArgs(args, {"--json"}, {"--probe", "--device", "--rtol", "--threads", "--launcher", "--validator"}));
     } catch (const std::invalid_argument& e) {
         return failWith(std::string(e.what()) + " (see ckpt --help)");
     } catch (const std::exception& e) {
