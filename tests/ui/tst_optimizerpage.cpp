@@ -117,7 +117,7 @@ private slots:
         QCOMPARE(history.steps, (std::vector<double>{100, 200, 300}));
         QCOMPARE(history.totalNorm.size(), std::size_t(2));
         // the last point: the root of the summed squared norms in this checkpoint's table
-        for (const QString moment : {QStringLiteral("exp_avg"), QStringLiteral("exp_avg_sq")}) {
+        for (const QString& moment : {QStringLiteral("exp_avg"), QStringLiteral("exp_avg_sq")}) {
             double sum = 0;
             for (const MomentRow& row : page.momentsModel()->rows()) {
                 if (row.moment == moment)

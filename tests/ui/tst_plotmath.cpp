@@ -4,8 +4,12 @@
 #include "pagetestutil.h"
 
 #include "core/lr_schedule.h"
+#include "ui/pages/pagecolors.h"
 #include "ui/pages/tensorrows.h"
+#include "ui/plots/plotcolors.h"
 #include "ui/plots/plotmath.h"
+
+#include <QPalette>
 
 #include <cmath>
 
@@ -176,6 +180,23 @@ private slots:
         QVERIFY(std::find(d.y.begin(), d.y.end(), 100.0) != d.y.end());
         QVERIFY(std::find(d.y.begin(), d.y.end(), -100.0) != d.y.end());
         QCOMPARE(PlotMath::decimate(c, 400).x.size(), c.x.size()); // short enough: unchanged
+    }
+
+    void coloursFollowThePalette()
+    {
+        QPalette light;
+        light.setColor(QPalette::Base, Qt::white);
+        light.setColor(QPalette::Text, Qt::black);
+        QPalette dark;
+        dark.setColor(QPalette::Base, QColor(30, 30, 30));
+        dark.setColor(QPalette::Text, Qt::white);
+        for (int i = 0; i < 7; ++i)
+            QVERIFY(seriesColor(dark, i).lightnessF() > seriesColor(light, i).lightnessF());
+        QVERIFY(seriesColor(light, 0) != seriesColor(light, 1));
+        QCOMPARE(seriesColor(light, 7), seriesColor(light, 0)); // the set repeats
+        QVERIFY(differenceBackground(dark).lightnessF() < 0.5);
+        QVERIFY(differenceBackground(light).lightnessF() > 0.5);
+        QCOMPARE(markerColor(dark).rgb(), QColor(Qt::white).rgb());
     }
 
     void pickSeries()

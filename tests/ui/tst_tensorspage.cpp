@@ -201,7 +201,8 @@ private slots:
                                               QItemSelectionModel::Select | QItemSelectionModel::Rows);
         const QString copied = page.view()->selectedText();
         QVERIFY(copied.startsWith(QStringLiteral("3.weight\tfloat32\t[64, 64]\t4096\t16.0 KiB\tmodel.pt\t")));
-        page.view()->copySelection();
+        QApplication::clipboard()->clear();
+        QTest::keySequence(page.view(), QKeySequence::Copy);
         QCOMPARE(QApplication::clipboard()->text(), copied);
         PageTest::grab(page, QStringLiteral("tensors_ddp4"));
     }
@@ -213,6 +214,7 @@ private slots:
         const QJsonObject truth = torchStats(folder, {QStringLiteral("model.pt"), QStringLiteral("optimizer.pt")});
         QVERIFY(!truth.isEmpty());
         CheckpointTensorsPage page;
+        QSignalSpy progress(&page, &CheckpointTensorsPage::progress);
         QAbstractItemModelTester tester(page.model());
         QAbstractItemModelTester proxyTester(page.proxy());
         QVERIFY(loadStatsAndWait(page, PageTest::state(QStringLiteral("ddp4-mlp/checkpoint-0000200"))));
@@ -241,6 +243,9 @@ private slots:
             ++checked;
         }
         QCOMPARE(checked, 24); // 6 parameters, and step, exp_avg, exp_avg_sq of each
+        QVERIFY(!progress.isEmpty());
+        QCOMPARE(progress.last().at(0).toInt(), model.rowCount()); // the statistics of every row
+        QCOMPARE(progress.last().at(1).toInt(), model.rowCount());
 
         // the selected tensor's histogram: 64 bins, linear or over log10 |x|
         QVERIFY(page.selectTensor(QStringLiteral("optimizer/state/2/exp_avg_sq")));

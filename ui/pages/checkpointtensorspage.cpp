@@ -110,6 +110,10 @@ CheckpointTensorsPage::CheckpointTensorsPage(QWidget* parent)
             showSelected();
     });
     connect(&m_stats, &QFutureWatcher<TensorStatsView>::progressValueChanged, m_progress, &QProgressBar::setValue);
+    connect(m_progress, &QProgressBar::valueChanged, this, [this](int value) {
+        if (m_collecting || m_computingStats)
+            emit progress(value, m_progress->maximum());
+    });
     connect(&m_stats, &QFutureWatcher<TensorStatsView>::finished, this, &CheckpointTensorsPage::onStatsFinished);
     showSelected();
     updateSummary();

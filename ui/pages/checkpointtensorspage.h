@@ -59,6 +59,8 @@ signals:
     void tensorsLoaded();
     /// Every tensor's statistics arrived (or their computation was cancelled).
     void statsFinished();
+    /// Files read, then statistics computed: for a status-bar progress bar (the page shows its own).
+    void progress(int done, int total);
 
 private:
     void onTensorsCollected();
