@@ -14,7 +14,7 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: ckpt-validate CHECKPOINT [--probe DIR] [--device auto|cpu|cuda|cuda:N] [--rtol X] [--threads N]\n"
+    "usage: ckpt-validate CHECKPOINT [--probe DIR] [--device auto|cpu|cuda|cuda:N] [--rtol X] [--threads N] | --version\n"
     "Restores CHECKPOINT (read without pickle code execution), replays the next update the probe recorded\n"
     "(default probe: <parent>/probes/after-<checkpoint name>/) and compares it component by component.\n"
     "Prints JSON lines: progress events, then one report. Exit 0 pass, 1 differs, 2 cannot run.\n";
@@ -41,6 +41,10 @@ int main(int argc, char** argv)
         auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
         if (a == "-h" || a == "--help") {
             std::cout << kUsage;
+            return 0;
+        }
+        if (a == "--version") {
+            std::cout << "ckpt-validate " << CKPT_VERSION << '\n';
             return 0;
         }
         if (a == "--probe" || a == "--device" || a == "--rtol" || a == "--threads") {
