@@ -2,6 +2,7 @@
 #include "core/checkpoint_layout.h"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <regex>
 #include <stdexcept>
@@ -25,9 +26,13 @@ bool isTorchFileName(const std::string& name)
 int rankIn(const std::string& name, const std::regex& pattern)
 {
     std::smatch m;
-    if (std::regex_search(name, m, pattern))
-        return std::stoi(m[1].str());
-    return -1;
+    if (!std::regex_search(name, m, pattern))
+        return -1;
+    // from_chars, not stoi: rng_state_99999999999.pth is a file we do not recognise, not an internal error.
+    int rank = -1;
+    const std::string digits = m[1].str();
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
+    return ec == std::errc() && end == digits.data() + digits.size() ? rank : -1;
 }
 
 std::string roleOfFile(const std::string& name, int& rank)
@@ -155,11 +160,16 @@ CheckpointLayout detectLayout(const std::string& path)
         out.layout = Layout::DeepSpeed;
     } else if (has(".metadata") || any([](const std::string& n) { return n.ends_with(".distcp"); })) {
         out.layout = Layout::Dcp;
-        out.complete = has(".metadata");
+        // Saves without a process group write one __<rank>.metadata per rank instead (formats.md §5.1).
+        out.complete = has(".metadata") || any([](const std::string& n) { return n.starts_with("__") && n.ends_with(".metadata"); });
         if (!out.complete)
             out.incompleteReason = "no .metadata file, which DCP writes last";
     } else if (any([](const std::string& n) { return n.starts_with("random_states_"); })) {
         out.layout = Layout::Accelerate;
+        // checkpoint_<i> counts saves (ProjectConfiguration.automatic_checkpoint_naming), not steps:
+        // the step is in random_states_<i>.pkl.
+        if (base.starts_with("checkpoint_"))
+            out.stepFromName.reset();
     } else {
         out.layout = Layout::Generic;
     }

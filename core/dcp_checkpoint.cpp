@@ -2,6 +2,8 @@
 #include "core/dcp_checkpoint.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <charconv>
 #include <map>
 #include <regex>
 
@@ -43,7 +45,13 @@ int rankOfFile(const std::string& name)
 {
     static const std::regex pattern(R"(__(\d+)_\d+\.distcp$)");
     std::smatch m;
-    return std::regex_search(name, m, pattern) ? std::stoi(m[1].str()) : -1;
+    if (!std::regex_search(name, m, pattern))
+        return -1;
+    // from_chars, not stoi: a rank too large for an int is a bad name, not an internal error.
+    int rank = -1;
+    const std::string digits = m[1].str();
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
+    return ec == std::errc() && end == digits.data() + digits.size() ? rank : -1;
 }
 
 // The chunks of one tensor must cover its global box exactly: inside it, no overlaps, and
@@ -89,17 +97,22 @@ std::unique_ptr<CheckpointFile> DcpCheckpoint::openChunk(const DcpChunk& chunk) 
     return CheckpointFile::openSlice(dir + "/" + chunk.file, chunk.offset, chunk.length);
 }
 
-DcpCheckpoint readDcpCheckpoint(const std::string& dir)
+namespace {
+
+// One metadata file's entries; chunk tiling is checked once all files are merged.
+std::vector<DcpEntry> readEntries(const std::string& dir, const std::string& metaName, DcpCheckpoint& out)
 {
-    DcpCheckpoint out;
-    out.dir = dir;
-    auto meta = CheckpointFile::open(dir + "/.metadata");
-    out.imports = meta->imports();
+    const std::string metaPath = dir + "/" + metaName;
+    auto meta = CheckpointFile::open(metaPath);
+    if (out.metadataFiles.empty())
+        out.imports = meta->imports();
     const ValueGraph& g = meta->graph();
     const NodeId root = meta->root();
     if (stateClass(g, root) != "Metadata")
-        throw OpenError(dir + "/.metadata", "not a torch.distributed.checkpoint Metadata object");
-    out.version = text(g, field(g, root, "version"));
+        throw OpenError(metaPath, "not a torch.distributed.checkpoint Metadata object");
+    if (out.version.empty())
+        out.version = text(g, field(g, root, "version"));
+    std::vector<DcpEntry> entries;
 
     // storage_data: MetadataIndex(fqn, offset) -> _StorageInfo(relative_path, offset, length)
     std::map<std::pair<std::string, std::vector<int64_t>>, DcpChunk> storage;
@@ -133,7 +146,7 @@ DcpCheckpoint readDcpCheckpoint(const std::string& dir)
 
     const NodeId sdm = field(g, root, "state_dict_metadata");
     if (!g.valid(sdm) || g[sdm].kind != Kind::Dict)
-        throw OpenError(dir + "/.metadata", "Metadata has no state_dict_metadata");
+        throw OpenError(metaPath, "Metadata has no state_dict_metadata");
     const auto& items = g[sdm].items;
     for (std::size_t i = 0; i + 1 < items.size(); i += 2) {
         DcpEntry e;
@@ -174,16 +187,74 @@ DcpCheckpoint readDcpCheckpoint(const std::string& dir)
                     chunk.offset = it->second.offset;
                     chunk.length = it->second.length;
                 } else if (e.problem.empty()) {
-                    e.problem = "a chunk has no storage entry in .metadata";
+                    e.problem = "a chunk has no storage entry in " + metaName;
                 }
                 e.chunks.push_back(std::move(chunk));
             }
-            if (e.problem.empty())
-                e.problem = checkTiling(e);
         }
+        entries.push_back(std::move(e));
+    }
+    return entries;
+}
+
+// The coordinator's .metadata, or else every rank's __<rank>.metadata (saves without a process
+// group, formats.md §5.1), in rank order.
+std::vector<std::string> metadataFileNames(const std::string& dir)
+{
+    std::error_code ec;
+    if (std::filesystem::exists(dir + "/.metadata", ec))
+        return {".metadata"};
+    static const std::regex perRank(R"(^__(\d+)\.metadata$)");
+    std::vector<std::pair<long long, std::string>> ranks;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        std::smatch m;
+        if (std::regex_match(name, m, perRank) && m[1].length() < 10)
+            ranks.emplace_back(std::stoll(m[1].str()), name);
+    }
+    std::sort(ranks.begin(), ranks.end());
+    std::vector<std::string> names;
+    for (auto& [rank, name] : ranks)
+        names.push_back(std::move(name));
+    return names.empty() ? std::vector<std::string>{".metadata"} : names; // opening it names the missing file
+}
+
+} // namespace
+
+DcpCheckpoint readDcpCheckpoint(const std::string& dir)
+{
+    DcpCheckpoint out;
+    out.dir = dir;
+    std::map<std::string, std::size_t> byFqn;
+    for (const auto& name : metadataFileNames(dir)) {
+        for (auto& e : readEntries(dir, name, out)) {
+            const auto [it, fresh] = byFqn.try_emplace(e.fqn, out.entries.size());
+            if (fresh) {
+                out.entries.push_back(std::move(e));
+                continue;
+            }
+            // Per-rank metadata: each rank lists its own chunks; a replicated tensor or a byte item
+            // appears once per rank, with the same box (a replica, not an overlap).
+            DcpEntry& merged = out.entries[it->second];
+            if (merged.isBytes || e.isBytes)
+                continue;
+            for (auto& c : e.chunks) {
+                const bool replica = std::any_of(merged.chunks.begin(), merged.chunks.end(), [&](const DcpChunk& o) {
+                    return o.offsets == c.offsets && o.sizes == c.sizes;
+                });
+                if (!replica)
+                    merged.chunks.push_back(std::move(c));
+            }
+            if (merged.problem.empty())
+                merged.problem = e.problem;
+        }
+        out.metadataFiles.push_back(name);
+    }
+    for (auto& e : out.entries) {
+        if (!e.isBytes && e.problem.empty())
+            e.problem = checkTiling(e);
         if (!e.problem.empty())
             out.warnings.push_back(e.fqn + ": " + e.problem);
-        out.entries.push_back(std::move(e));
     }
     return out;
 }

@@ -35,6 +35,9 @@ struct DcpCheckpoint {
     std::string dir;
     std::vector<DcpEntry> entries;
     std::string version;          // Metadata.version when written (≈2.5+)
+    /// ".metadata", or the per-rank "__0.metadata", "__1.metadata"... of a save made without a
+    /// process group (merged: each lists only its rank's items; replicas count once).
+    std::vector<std::string> metadataFiles;
     std::vector<std::string> warnings;
     ImportsReport imports;        // of the .metadata pickle
 
@@ -42,7 +45,8 @@ struct DcpCheckpoint {
     std::unique_ptr<CheckpointFile> openChunk(const DcpChunk& chunk) const;
 };
 
-/// Throws OpenError naming `.metadata` when it is missing or unreadable.
+/// Reads `.metadata`, or when it is absent every `__<rank>.metadata`. Throws OpenError naming the
+/// metadata file when it is missing or unreadable.
 DcpCheckpoint readDcpCheckpoint(const std::string& dir);
 
 } // namespace ckpt

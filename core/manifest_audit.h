@@ -12,8 +12,9 @@
 //   integrity.manifest-unreadable  error    manifest.json absent, not JSON, no `files` object, or a bad entry
 //                                  warning  an entry without sha256 (size only), a bad world_size
 //   integrity.no-manifest          info     no manifest and no COMPLETE, but another layout's commit marker:
-//                                           trainer_state.json (HF Trainer) or .metadata (DCP); nothing to
-//                                           verify sizes and hashes against
+//                                           trainer_state.json (HF Trainer), .metadata or __N.metadata (DCP),
+//                                           *_model_states.pt (DeepSpeed), random_states_N.pkl (accelerate);
+//                                           nothing to verify sizes and hashes against
 //   integrity.missing-file         error    listed in the manifest, absent on disk
 //   integrity.file-unreadable      error    present but cannot be opened or read
 //   integrity.size-mismatch        error    bytes on disk != manifest `bytes`
@@ -27,12 +28,16 @@
 //   integrity.latest-incomplete    error    `latest` points at a checkpoint without COMPLETE / manifest,
 //                                           or one that fails verification
 //   integrity.latest-stale         warning  a newer complete checkpoint exists than the one `latest` names
-//   integrity.safetensors-index    error    *.safetensors.index.json weight_map disagrees with the shard headers
+//   integrity.safetensors-index    error    *.safetensors.index.json weight_map disagrees with the shard headers,
+//                                           or its metadata.total_size with the bytes of the shards' tensors
+//   integrity.shard-missing        error    a DeepSpeed ZeRO checkpoint lacks the optimizer partition of a rank
+//                                           below the model states' dp_world_size
 //   integrity.dcp-coverage         error    a DCP folder (formats.md §5) whose .metadata chunks do not tile a
 //                                           tensor, point into a missing __R_N.distcp or past its end; data
 //                                           files without .metadata (the save did not commit)
 //                                  warning  .distcp files .metadata never refers to; .metadata unreadable
-//                                  info     only per-rank __N.metadata: coverage not checked yet
+//                                           (a save without a process group has per-rank __N.metadata instead:
+//                                           their union is checked)
 //
 // Findings about RNG files use Component::Rng, all others Component::Integrity. Evidence
 // `where` strings name the source: "checkpoint-0000100/manifest.json: files.model.pt.sha256"
@@ -74,10 +79,10 @@ struct AuditResult {
     std::size_t checkpoints = 0;  // checkpoint directories audited
 };
 
-/// PATH: a checkpoint directory (has manifest.json, COMPLETE, trainer_state.json or a DCP .metadata, or is
-/// named checkpoint-*), a
-/// run directory holding checkpoint-*/ folders (audits each, plus the `latest` pointer), or a
-/// manifest.json file (audits its directory). Files are opened read-only (O_NOATIME where
+/// PATH: a checkpoint directory (has manifest.json, COMPLETE, or another layout's marker listed under
+/// integrity.no-manifest, or is named checkpoint-*), a run directory holding checkpoint-*, checkpoint_*,
+/// global_step* or step-* folders (directly, or under checkpoints/ as accelerate keeps them; audits
+/// each, plus the `latest` pointer), or a manifest.json file (audits its directory). Files are opened read-only (O_NOATIME where
 /// permitted); nothing is written or locked. Findings come in a stable order: by checkpoint,
 /// then manifest order, then run-level findings.
 /// Throws OpenError (core/checkpoint_file.h; what() = "PATH: reason") when PATH does not exist,

@@ -424,6 +424,14 @@ std::optional<RngState> decodeTorchGenerator(const CheckpointFile& file, const T
     return cpu ? decodeTorchCpu(r, size == kTorchCpuLegacySize) : decodeTorchCuda(r);
 }
 
+std::optional<RngState> decodeTorchCpuBytes(Bytes data)
+{
+    if (data.size() != kTorchCpuSize && data.size() != kTorchCpuLegacySize)
+        return std::nullopt;
+    const FieldReader r{data, std::endian::native == std::endian::big};
+    return decodeTorchCpu(r, data.size() == kTorchCpuLegacySize);
+}
+
 std::vector<RngState> findRngStates(const CheckpointFile& file)
 {
     std::vector<RngState> out;

@@ -58,5 +58,9 @@ std::optional<RngState> decodePythonRandom(const ValueGraph& g, NodeId node);
 std::optional<RngState> decodeNumpyRandom(const Document& doc, NodeId node);
 /// A uint8 1-D tensor of 5056/5048 bytes (torch CPU), or with cudaHint of 816/16 bytes (CUDA).
 std::optional<RngState> decodeTorchGenerator(const CheckpointFile& file, const TensorInfo& t, bool cudaHint);
+/// The bytes of a torch CPU generator state as `torch.get_rng_state()` returns them on this machine
+/// (5056 bytes, or the 5048-byte legacy layout); nullopt for any other size. For states that come
+/// from LibTorch at run time rather than from a file (the validator's generator after a replay).
+std::optional<RngState> decodeTorchCpuBytes(Bytes data);
 
 } // namespace ckpt

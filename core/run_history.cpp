@@ -162,12 +162,15 @@ std::optional<int64_t> stepFromContent(const RunCheckpoint& c)
             }
         }
     }
-    if (fs::is_regular_file(p)) {
+    // A single file's own global_step; accelerate: random_states_0.pkl records accelerator.step.
+    const bool accelerate = c.layout == Layout::Accelerate && fs::is_directory(p);
+    const fs::path file = accelerate ? p / "random_states_0.pkl" : p;
+    if (fs::is_regular_file(file)) {
         try {
-            auto file = CheckpointFile::open(c.path);
-            const NodeId n = file->graph().get(file->root(), "global_step");
-            if (n != kNoNode && file->graph()[n].kind == Kind::Int)
-                return file->graph()[n].i;
+            auto opened = CheckpointFile::open(file.string());
+            const NodeId n = opened->graph().get(opened->root(), accelerate ? "step" : "global_step");
+            if (n != kNoNode && opened->graph()[n].kind == Kind::Int)
+                return opened->graph()[n].i;
         } catch (const std::exception&) {
         }
     }

@@ -100,8 +100,13 @@ json optimizerJson(const OptimizerPart& o)
         json moments = json::object();
         for (const auto& m : ps.moments)
             moments[m.name] = {{"dtype", m.dtype}, {"shape", m.shape}, {"source", provenance(m.from)}};
-        states.push_back({{"index", ps.index}, {"name", ps.name.empty() ? json(nullptr) : json(ps.name)},
-                          {"group", ps.group}, {"step", optional(ps.step)}, {"moments", moments}});
+        json entry = {{"index", ps.index}, {"name", ps.name.empty() ? json(nullptr) : json(ps.name)},
+                      {"group", ps.group}, {"step", optional(ps.step)}, {"moments", moments}};
+        if (ps.rank >= 0 || ps.fragmentStart) { // a ZeRO partition's fragment: where it lies on which rank
+            entry["rank"] = ps.rank < 0 ? json(nullptr) : json(ps.rank);
+            entry["fragment"] = ps.fragmentStart ? json{{"start", *ps.fragmentStart}, {"numel", ps.fragmentNumel.value_or(0)}} : json(nullptr);
+        }
+        states.push_back(std::move(entry));
     }
     return {{"type", o.type}, {"name_mapping", o.nameMapping}, {"source", provenance(o.from)},
             {"param_groups", groups}, {"param_state", states}};

@@ -2,6 +2,9 @@
 #include "core/training_state.h"
 
 #include "core/dcp_checkpoint.h"
+#include "core/state_structure.h"
+#include "core/state_values.h"
+#include "core/zero_optimizer.h"
 
 #include <nlohmann/json.hpp>
 
@@ -22,232 +25,6 @@ struct Opened {
     std::unique_ptr<CheckpointFile> file;
 };
 
-std::string numberText(double v)
-{
-    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15)
-        return std::to_string(static_cast<int64_t>(v));
-    char buf[32];
-    for (int precision = 1; precision <= 17; ++precision) {
-        std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-        if (std::strtod(buf, nullptr) == v)
-            break;
-    }
-    return buf;
-}
-
-// A one-element tensor's value (optimizer `step` is a 0-d tensor since torch 1.12).
-std::optional<double> tensorScalar(const CheckpointFile& file, const TensorInfo& t)
-{
-    if (t.numel() != 1 || !t.hasData())
-        return std::nullopt;
-    std::vector<std::byte> scratch;
-    Bytes b;
-    try {
-        b = file.tensorRegion(t, scratch);
-    } catch (const FormatError&) {
-        return std::nullopt;
-    }
-    std::vector<std::byte> v(b.begin(), b.end());
-    if (file.bigEndian())
-        swapElementBytes(v, t.dtype);
-    auto as = [&](auto zero) {
-        decltype(zero) x;
-        std::memcpy(&x, v.data(), sizeof x);
-        return static_cast<double>(x);
-    };
-    switch (t.dtype) {
-    case DType::Float32: return v.size() >= 4 ? std::optional(as(float{})) : std::nullopt;
-    case DType::Float64: return v.size() >= 8 ? std::optional(as(double{})) : std::nullopt;
-    case DType::Int64: return v.size() >= 8 ? std::optional(as(int64_t{})) : std::nullopt;
-    case DType::Int32: return v.size() >= 4 ? std::optional(as(int32_t{})) : std::nullopt;
-    default: return std::nullopt;
-    }
-}
-
-std::optional<double> scalarOf(const CheckpointFile& file, NodeId id)
-{
-    const ValueGraph& g = file.graph();
-    if (!g.valid(id))
-        return std::nullopt;
-    const Node& n = g[id];
-    switch (n.kind) {
-    case Kind::Int: return static_cast<double>(n.i);
-    case Kind::Float: return n.f;
-    case Kind::Bool: return n.flag ? 1.0 : 0.0;
-    case Kind::Tensor: return tensorScalar(file, file.tensors()[n.ref]);
-    default: return std::nullopt;
-    }
-}
-
-// Text of a simple value, or empty when it is not simple.
-std::string simpleText(const CheckpointFile& file, NodeId id)
-{
-    const ValueGraph& g = file.graph();
-    if (!g.valid(id))
-        return {};
-    const Node& n = g[id];
-    switch (n.kind) {
-    case Kind::String: return n.text;
-    case Kind::BigInt: return n.text;
-    case Kind::None: return "None";
-    case Kind::Bool: return n.flag ? "True" : "False";
-    case Kind::Tuple:
-    case Kind::List: {
-        std::string out = "[";
-        for (std::size_t i = 0; i < n.items.size() && i < 16; ++i) {
-            const std::string item = simpleText(file, n.items[i]);
-            if (item.empty())
-                return {};
-            out += (i ? ", " : "") + item;
-        }
-        return out + (n.items.size() > 16 ? ", ...]" : "]");
-    }
-    case Kind::Dtype:
-    case Kind::Device:
-        return n.text;
-    default:
-        if (auto v = scalarOf(file, id))
-            return numberText(*v);
-        return {};
-    }
-}
-
-bool isDict(const ValueGraph& g, NodeId id) { return g.valid(id) && g[id].kind == Kind::Dict; }
-
-std::vector<std::pair<std::string, NodeId>> dictItems(const ValueGraph& g, NodeId id)
-{
-    std::vector<std::pair<std::string, NodeId>> out;
-    if (!isDict(g, id))
-        return out;
-    const Node& d = g[id];
-    for (std::size_t i = 0; i + 1 < d.items.size(); i += 2) {
-        const KeyPart k = keyPartOf(g, d.items[i]);
-        out.emplace_back(std::holds_alternative<int64_t>(k) ? std::to_string(std::get<int64_t>(k)) : std::get<std::string>(k),
-                         d.items[i + 1]);
-    }
-    return out;
-}
-
-const std::set<std::string>& momentNames()
-{
-    static const std::set<std::string> names = {"exp_avg", "exp_avg_sq", "max_exp_avg_sq", "momentum_buffer", "step",
-                                                "sum", "square_avg", "grad_avg", "exp_inf", "mu_product", "acc_delta",
-                                                "ax", "eta", "prev", "step_size"};
-    return names;
-}
-
-bool isOptimizerDict(const ValueGraph& g, NodeId id)
-{
-    const NodeId state = g.get(id, "state");
-    const NodeId groups = g.get(id, "param_groups");
-    return isDict(g, state) && g.valid(groups) && g[groups].kind == Kind::List;
-}
-
-// A model state_dict: string keys, tensors as values (a per-parameter optimizer state looks
-// alike but uses moment names as keys).
-int stateDictScore(const ValueGraph& g, NodeId id)
-{
-    const auto items = dictItems(g, id);
-    if (items.empty())
-        return 0;
-    int tensors = 0;
-    bool allMoments = true;
-    for (const auto& [k, v] : items) {
-        tensors += g[v].kind == Kind::Tensor;
-        allMoments = allMoments && momentNames().contains(k);
-    }
-    if (allMoments || tensors * 5 < static_cast<int>(items.size()) * 4)
-        return 0;
-    return tensors;
-}
-
-bool isSchedulerDict(const ValueGraph& g, NodeId id)
-{
-    return isDict(g, id) && (g.get(id, "last_epoch") != kNoNode || g.get(id, "_last_lr") != kNoNode || g.get(id, "_schedulers") != kNoNode);
-}
-
-bool isScalerDict(const ValueGraph& g, NodeId id)
-{
-    return isDict(g, id) && g.get(id, "scale") != kNoNode && g.get(id, "growth_factor") != kNoNode;
-}
-
-/// Breadth-first search for the first node satisfying `pred`, to a limited depth, skipping
-/// optimizer subtrees unless looking for an optimizer.
-struct Found {
-    NodeId node = kNoNode;
-    KeyPath key;
-};
-
-template<typename Pred>
-Found findByStructure(const ValueGraph& g, NodeId root, Pred pred, int maxDepth, bool skipOptimizers = true)
-{
-    struct Item {
-        NodeId node;
-        KeyPath key;
-        int depth;
-    };
-    std::vector<Item> queue{{root, {}, 0}};
-    std::set<NodeId> seen;
-    for (std::size_t i = 0; i < queue.size() && i < 20000; ++i) {
-        const Item it = queue[i];
-        if (!g.valid(it.node) || !seen.insert(it.node).second)
-            continue;
-        if (pred(it.node))
-            return {it.node, it.key};
-        if (it.depth >= maxDepth || (skipOptimizers && isOptimizerDict(g, it.node)))
-            continue;
-        const Node& n = g[it.node];
-        if (n.kind == Kind::Dict) {
-            for (std::size_t k = 0; k + 1 < n.items.size(); k += 2) {
-                KeyPath key = it.key;
-                key.push_back(keyPartOf(g, n.items[k]));
-                queue.push_back({n.items[k + 1], std::move(key), it.depth + 1});
-            }
-        } else if (n.kind == Kind::List || n.kind == Kind::Tuple) {
-            for (std::size_t k = 0; k < n.items.size() && k < 64; ++k) {
-                KeyPath key = it.key;
-                key.push_back(static_cast<int64_t>(k));
-                queue.push_back({n.items[k], std::move(key), it.depth + 1});
-            }
-        } else if (n.kind == Kind::Object && g.valid(n.state) && g[n.state].kind == Kind::Dict) {
-            queue.push_back({n.state, it.key, it.depth + 1});
-        }
-    }
-    return {};
-}
-
-bool looksLikeBuffer(const ParameterEntry& p)
-{
-    for (const char* suffix : {"running_mean", "running_var", "num_batches_tracked"}) {
-        if (p.name.ends_with(suffix))
-            return true;
-    }
-    return p.dtype.starts_with("int") || p.dtype == "bool" || p.dtype.starts_with("uint");
-}
-
-std::string inferOptimizerType(const std::set<std::string>& stateKeys, const std::set<std::string>& groupKeys)
-{
-    if (stateKeys.contains("mu_product"))
-        return "NAdam";
-    if (stateKeys.contains("exp_inf"))
-        return "Adamax";
-    if (stateKeys.contains("exp_avg") && stateKeys.contains("exp_avg_sq"))
-        return "Adam/AdamW";
-    if (stateKeys.contains("square_avg"))
-        return "RMSprop";
-    if (stateKeys.contains("sum"))
-        return "Adagrad";
-    if (stateKeys.contains("momentum_buffer") || groupKeys.contains("nesterov"))
-        return "SGD";
-    if (groupKeys.contains("betas"))
-        return "Adam/AdamW";
-    if (groupKeys.contains("lr_decay"))
-        return "Adagrad";
-    if (groupKeys.contains("alpha"))
-        return "RMSprop";
-    return "unknown";
-}
-
 class StateReader {
 public:
     explicit StateReader(TrainingState& state) : m_state(state) {}
@@ -264,6 +41,7 @@ public:
         refineSingleFileLayout();
         for (auto& f : m_files)
             readModel(f);
+        readZero();
         for (auto& f : m_files)
             readOptimizer(f);
         for (auto& f : m_files)
@@ -323,6 +101,14 @@ private:
             if (!j.is_object())
                 continue;
             for (const auto& [k, v] : j.items()) {
+                if (k == "data" && v.is_object() && info.role == "manifest") {
+                    // the recovery guide's manifest may describe the data: batches per epoch, sampler seed
+                    for (const auto& [dk, dv] : v.items()) {
+                        if (dv.is_primitive())
+                            field(m_state.data, "data." + dk, dv.is_string() ? dv.get<std::string>() : dv.dump(), {info.path, {k, dk}});
+                    }
+                    continue;
+                }
                 if (!(v.is_primitive()))
                     continue;
                 const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
@@ -545,18 +331,22 @@ private:
 
     void readCounters(Opened& f)
     {
-        static const std::set<std::string> progressKeys = {"global_step", "global_steps", "step", "iteration", "iter", "epoch",
-                                                           "micro_step", "skipped_steps", "global_samples",
-                                                           "consumed_samples", "gradient_accumulation_steps"};
-        static const std::set<std::string> dataKeys = {"batch_pos", "data_seed", "position", "cursor", "sampler_seed",
-                                                       "consumed_train_samples", "data_sampler", "sampler"};
-        static const std::set<std::string> envKeys = {"torch_version", "format_version", "pytorch-lightning_version",
-                                                      "ds_version", "transformers_version", "world_size", "dp_world_size",
-                                                      "mp_world_size", "config_sha256", "dataset_version",
-                                                      "tokenizer_version", "code_commit", "cuda_version", "model_arch",
-                                                      "precision", "seed", "hparams_name"};
+        const auto& progressKeys = kProgressKeys;
+        const auto& dataKeys = kDataKeys;
+        const auto& envKeys = kEnvKeys;
         const ValueGraph& g = f.file->graph();
         const NodeId root = f.file->root();
+        if (f.info.role == "data") {
+            // accelerate's sampler.bin (a SeedableRandomSampler object: epoch, initial_seed) and
+            // dl_state_dict.bin (StatefulDataLoader.state_dict(): _num_yielded, _sampler_iter_yielded...).
+            const std::string stem = fileStem(f.info.path);
+            for (const auto& [k, v] : fieldsOf(g, root)) {
+                const std::string text = simpleText(*f.file, v);
+                if (text != "None")
+                    field(m_state.data, stem + "." + k, text, {f.info.path, {k}});
+            }
+            return;
+        }
         auto scan = [&](NodeId dict, const KeyPath& prefix) {
             for (const auto& [k, v] : dictItems(g, dict)) {
                 KeyPath key = prefix;
@@ -614,9 +404,94 @@ private:
         }
     }
 
+    // DeepSpeed ZeRO: flat partitions per rank, placed by param_slice_mappings or param_shapes.
+    void readZero()
+    {
+        std::vector<ZeroFile> zero;
+        std::vector<std::vector<std::pair<std::string, int64_t>>> shapes;
+        for (auto& f : m_files) {
+            if (isZeroOptimizerFile(*f.file))
+                zero.push_back({f.info, f.file.get()});
+            else if (shapes.empty())
+                shapes = readZeroParamShapes(*f.file);
+        }
+        if (zero.empty())
+            return;
+        if (shapes.empty() && m_state.model) {
+            auto& group = shapes.emplace_back();
+            for (const auto& p : m_state.model->parameters) {
+                if (!looksLikeBuffer(p))
+                    group.emplace_back(p.name, p.numel);
+            }
+        }
+        m_state.optimizer = readZeroOptimizer(zero, shapes, m_state.warnings);
+        for (const auto& z : zero) {
+            if (!m_state.scaler)
+                m_state.scaler = readDeepSpeedLossScaler(*z.file, z.info.path);
+        }
+    }
+
+    // Moments have their parameter's shape: with a safetensors model (tensors sorted by name, not in
+    // the optimizer's order) an order-based mapping whose shapes disagree is wrong. Then each
+    // optimizer entry takes the next unused parameter of its shape.
+    bool shapesAgree(const std::vector<std::string>& order, const std::vector<std::string>& names) const
+    {
+        for (const auto& ps : m_state.optimizer->paramState) {
+            const auto it = std::find(order.begin(), order.end(), ps.index);
+            const ParameterEntry* p = it == order.end() ? nullptr : param((names)[static_cast<std::size_t>(it - order.begin())]);
+            for (const auto& m : ps.moments) {
+                if (p && !m.shape.empty() && m.shape != p->shape)
+                    return false;
+            }
+        }
+        return true;
+    }
+
+    const ParameterEntry* param(const std::string& name) const
+    {
+        for (const auto& p : m_state.model->parameters) {
+            if (p.name == name)
+                return &p;
+        }
+        return nullptr;
+    }
+
+    void mapByShape(const std::vector<std::string>& names)
+    {
+        OptimizerPart& opt = *m_state.optimizer;
+        std::set<std::string> used;
+        bool ambiguous = false;
+        for (auto& ps : opt.paramState) {
+            const MomentInfo* m = nullptr;
+            for (const auto& mi : ps.moments)
+                m = m ? m : (mi.shape.empty() ? nullptr : &mi);
+            if (!m)
+                continue;
+            int candidates = 0;
+            std::string pick;
+            for (const auto& n : names) {
+                const ParameterEntry* p = param(n);
+                if (p && p->shape == m->shape && !used.contains(n)) {
+                    if (candidates++ == 0)
+                        pick = n;
+                }
+            }
+            ambiguous = ambiguous || candidates > 1;
+            if (!pick.empty()) {
+                ps.name = pick;
+                used.insert(pick);
+            }
+        }
+        opt.nameMapping = std::string("by shape (the model file's key order is not the optimizer's)") +
+                          (ambiguous ? ", ambiguous among parameters of equal shape" : "");
+        if (ambiguous)
+            m_state.warnings.push_back("optimizer parameters were matched to model parameters by shape, and several parameters "
+                                       "share a shape: names of those may be swapped");
+    }
+
     void mapOptimizerNames()
     {
-        if (!m_state.optimizer)
+        if (!m_state.optimizer || !m_state.optimizer->nameMapping.empty())
             return;
         OptimizerPart& opt = *m_state.optimizer;
         std::vector<std::string> order; // optimizer keys in param_groups order
@@ -670,6 +545,15 @@ private:
             m_state.warnings.push_back("optimizer parameters cannot be matched to model parameters: " + opt.nameMapping);
             return;
         }
+        // Only a safetensors model loses the module's key order (it stores names sorted); with a
+        // torch.save state_dict the order is the module's, and a disagreement is a real fault for
+        // the rules (optimizer.moment-shape) to report, not something to paper over.
+        const bool sortedModel = std::any_of(m_state.model->parameters.begin(), m_state.model->parameters.end(),
+                                             [](const ParameterEntry& p) { return p.from.file.ends_with(".safetensors"); });
+        if (sortedModel && !shapesAgree(order, *names)) {
+            mapByShape(*names);
+            return;
+        }
         for (auto& ps : opt.paramState) {
             const auto it = std::find(order.begin(), order.end(), ps.index);
             if (it != order.end())
@@ -689,7 +573,7 @@ private:
             return;
         }
         m_state.warnings.insert(m_state.warnings.end(), dcp.warnings.begin(), dcp.warnings.end());
-        const std::string metadata = m_state.path + "/.metadata";
+        const std::string metadata = m_state.path + "/" + (dcp.metadataFiles.empty() ? std::string(".metadata") : dcp.metadataFiles.front());
         if (!dcp.version.empty())
             field(m_state.environment, "dcp_version", dcp.version, {metadata, {std::string("version")}});
         auto partOf = [](const DcpEntry& e) -> std::string {
@@ -700,6 +584,8 @@ private:
         OptimizerPart opt;
         opt.from = {metadata, {}};
         opt.nameMapping = "by name";
+        std::vector<std::pair<std::string, std::unique_ptr<CheckpointFile>>> schedulerItems;
+        std::string schedulerTop;
         std::set<std::string> stateKeys;
         for (const auto& e : dcp.entries) {
             const std::string top = partOf(e);
@@ -721,13 +607,22 @@ private:
             }
             if (e.isBytes) {
                 // A pickled value: a counter, or a whole tensor-free dict (an optimizer with no
-                // state yet, a scheduler) saved as one item by the <= 2.3 flattening.
-                if (e.chunks.size() != 1)
+                // state yet, a scheduler) saved as one item by the <= 2.3 flattening; torch >= 2.4
+                // descends every dict, so each hyperparameter and scheduler field is its own item.
+                if (e.chunks.size() != 1 || e.path.empty())
                     continue;
                 try {
                     auto item = dcp.openChunk(e.chunks.front());
-                    if (auto v = scalarOf(*item, item->root()); v && e.path.size() == 1) {
-                        field(m_state.progress, e.fqn, numberText(*v), {metadata, e.path});
+                    const std::string last = std::holds_alternative<std::string>(e.path.back()) ? std::get<std::string>(e.path.back()) : "";
+                    if (optimizer && e.path.size() == 4 && e.path[1] == KeyPart(std::string("param_groups"))
+                        && std::holds_alternative<int64_t>(e.path[2])) {
+                        addGroupItem(opt, static_cast<std::size_t>(std::get<int64_t>(e.path[2])), last, *item, {metadata, e.path});
+                    } else if (isSchedulerKey(top) && e.path.size() == 2) {
+                        schedulerItems.emplace_back(last, std::move(item));
+                        schedulerTop = top;
+                    } else if (auto v = scalarOf(*item, item->root()); v && (e.path.size() == 1 || !last.empty())) {
+                        const bool data = kDataKeys.contains(last), env = kEnvKeys.contains(last);
+                        field(data ? m_state.data : env ? m_state.environment : m_state.progress, e.fqn, numberText(*v), {metadata, e.path});
                     } else {
                         LayoutFile info{item->path(), optimizer ? "optimizer" : "state", e.chunks.front().rank};
                         m_files.push_back({std::move(info), std::move(item)});
@@ -749,6 +644,14 @@ private:
         }
         if (!model.parameters.empty())
             m_state.model = std::move(model);
+        readDcpScheduler(schedulerItems, metadata, schedulerTop);
+        for (auto& ps : opt.paramState) {
+            for (std::size_t gi = 0; gi < opt.groups.size() && ps.group < 0; ++gi) {
+                const auto& params = opt.groups[gi].params;
+                if (std::find(params.begin(), params.end(), ps.index) != params.end())
+                    ps.group = static_cast<int>(gi);
+            }
+        }
         if (!opt.paramState.empty()) {
             opt.type = inferOptimizerType(stateKeys, {});
             m_state.optimizer = std::move(opt);
@@ -761,6 +664,50 @@ private:
             readCounters(f);
         }
         mapOptimizerNames();
+    }
+
+    static bool isSchedulerKey(const std::string& top)
+    {
+        return top == "lr_scheduler" || top == "scheduler" || top == "lr_schedulers" || top == "schedulers";
+    }
+
+    // optimizer.param_groups.<i>.<key>: one hyperparameter (or the group's parameter names).
+    void addGroupItem(OptimizerPart& opt, std::size_t index, const std::string& key, const CheckpointFile& item, Provenance from)
+    {
+        if (index >= 1024)
+            return;
+        if (opt.groups.size() <= index)
+            opt.groups.resize(index + 1);
+        const ValueGraph& g = item.graph();
+        if (key == "params") {
+            for (NodeId p : g.valid(item.root()) ? g[item.root()].items : std::vector<NodeId>{})
+                opt.groups[index].params.push_back(g[p].kind == Kind::String ? g[p].text : reprOf(g, p));
+            for (auto& ps : opt.paramState) {
+                const auto& params = opt.groups[index].params;
+                if (std::find(params.begin(), params.end(), ps.index) != params.end())
+                    ps.group = static_cast<int>(index);
+            }
+        } else if (const std::string text = simpleText(item, item.root()); !text.empty()) {
+            opt.groups[index].hyperparameters.push_back({key, text, std::move(from)});
+        }
+    }
+
+    // lr_scheduler.<field> items rebuilt into one state dict, as the scheduler saved it.
+    void readDcpScheduler(const std::vector<std::pair<std::string, std::unique_ptr<CheckpointFile>>>& items, const std::string& metadata,
+                          const std::string& top)
+    {
+        if (items.empty() || m_state.scheduler)
+            return;
+        ValueGraph g;
+        const NodeId dict = g.add(Kind::Dict);
+        for (const auto& [key, item] : items) {
+            const NodeId k = g.addText(Kind::String, key);
+            const NodeId v = copyValue(item->graph(), item->root(), g);
+            g[dict].items.push_back(k);
+            g[dict].items.push_back(v);
+        }
+        if (auto schedule = readLrSchedule(g, dict))
+            m_state.scheduler = SchedulerPart{std::move(*schedule), {metadata, {top}}};
     }
 
     std::optional<double> dcpScalar(const DcpCheckpoint& dcp, const DcpEntry& e)

@@ -56,6 +56,11 @@ struct ParamState {
     std::optional<double> step;
     std::vector<MomentInfo> moments;
     int group = -1;
+    /// A fragment of a flat partition (DeepSpeed ZeRO): the rank holding it and where the
+    /// parameter's elements lie in that rank's partition of the group. Moments then have the
+    /// fragment's shape [numel].
+    int rank = -1;
+    std::optional<int64_t> fragmentStart, fragmentNumel;
 };
 
 struct ParamGroup {

@@ -254,6 +254,12 @@ Bytes entryBytes(Bytes file, const ZipEntry& entry, std::vector<std::byte>& scra
     if (entry.uncompressedSize > maxInflated)
         throw LimitError("deflated zip entry '" + entry.name + "' claims " + std::to_string(entry.uncompressedSize)
                          + " bytes, more than the " + std::to_string(maxInflated) + "-byte limit");
+    // DEFLATE expands at most 1032:1 (a 258-byte match per two bits); a claim beyond that is a lie
+    // that would make a tiny file allocate (and zero) gigabytes before inflating a single byte.
+    if (entry.uncompressedSize > 1024 && (entry.uncompressedSize - 1024) / 1032 > entry.compressedSize)
+        throw FormatError("deflated zip entry '" + entry.name + "' claims " + std::to_string(entry.uncompressedSize)
+                          + " bytes, more than its " + std::to_string(entry.compressedSize)
+                          + " compressed bytes can hold: the archive is corrupt");
     scratch.assign(entry.uncompressedSize, std::byte{0});
     z_stream zs{};
     if (inflateInit2(&zs, -MAX_WBITS) != Z_OK)

@@ -5,7 +5,12 @@ set -eu
 
 BUILD="cmake ninja-build g++ pkg-config qt6-base-dev libqcustomplot-dev nlohmann-json3-dev libssl-dev libtorch-dev libarchive-dev zlib1g-dev"
 TEST="python3-torch python3-numpy xvfb xauth imagemagick xxhash libgl1-mesa-dri"
+# Packaging tests: cpack -G DEB with dpkg-shlibdeps, and validating the desktop integration files.
+TEST="$TEST appstream desktop-file-utils dpkg-dev file shared-mime-info"
+# The fuzz preset only (packaging/install-deps.sh fuzz): clang with libFuzzer and the sanitizers.
+FUZZ="clang libclang-rt-14-dev"
 PACKAGES="$BUILD $TEST ${EXTRA_PACKAGES:-}"
+if [ "${1:-}" = fuzz ]; then PACKAGES="$PACKAGES $FUZZ"; fi
 
 missing=""
 for p in $PACKAGES; do

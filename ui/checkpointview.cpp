@@ -5,8 +5,11 @@
 #include "ui/checkpointloader.h"
 #include "ui/errorpanel.h"
 #include "ui/overviewpage.h"
+#include "ui/pages/checkpointtensorspage.h"
+#include "ui/pages/optimizerpage.h"
+#include "ui/pages/rngpage.h"
+#include "ui/pages/schedulepage.h"
 #include "ui/rawpage.h"
-#include "ui/tensorspage.h"
 #include "ui/textformat.h"
 
 #include <QComboBox>
@@ -19,15 +22,6 @@
 #include <QVBoxLayout>
 
 namespace {
-
-QWidget* placeholder(const QString& text)
-{
-    auto* label = new QLabel(text);
-    label->setAlignment(Qt::AlignCenter);
-    label->setWordWrap(true);
-    label->setObjectName(QStringLiteral("placeholder"));
-    return label;
-}
 
 // The model file first: it is what Tensors is usually opened for.
 int preferredFile(const std::vector<std::shared_ptr<const ckpt::CheckpointFile>>& files)
@@ -50,26 +44,24 @@ CheckpointView::CheckpointView(QWidget* parent)
     , m_errors(new ErrorPanel(tr("Unreadable files of this checkpoint"), this))
     , m_tabs(new QTabWidget(this))
     , m_overview(new OverviewPage)
-    , m_tensors(new TensorsPage)
+    , m_tensors(new CheckpointTensorsPage)
+    , m_optimizer(new OptimizerPage)
+    , m_schedule(new SchedulePage)
+    , m_rng(new RngPage)
     , m_raw(new RawPage)
 {
     m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_title->setObjectName(QStringLiteral("checkpointTitle"));
-    m_fileChooser->setToolTip(tr("The file of this checkpoint that the Tensors and Raw tabs show"));
+    m_fileChooser->setToolTip(tr("The file of this checkpoint that the Raw tab shows"));
     m_fileChooser->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     connect(m_fileChooser, &QComboBox::currentIndexChanged, this, &CheckpointView::showFile);
 
     m_tabs->setDocumentMode(true);
     m_tabs->insertTab(OverviewTab, m_overview, tr("Overview"));
     m_tabs->insertTab(TensorsTab, m_tensors, tr("Tensors"));
-    m_tabs->insertTab(OptimizerTab, placeholder(tr("Optimizer: param groups and per-parameter moments.\n"
-                                                   "Meanwhile: hyperparameters are compared in the Compare view, "
-                                                   "moments are listed in Raw (optimizer file).")), tr("Optimizer"));
-    m_tabs->insertTab(ScheduleTab, placeholder(tr("Schedule: the LR curve with the run's logged LR and loss.\n"
-                                                  "Meanwhile: the scheduler's state is in the Compare view and in Raw.")), tr("Schedule"));
-    m_tabs->insertTab(RngTab, placeholder(tr("RNG & data cursor: generators and sampler state per rank.\n"
-                                             "Meanwhile: fingerprints are compared in the Compare view; "
-                                             "the data cursor is on the Overview.")), tr("RNG && data"));
+    m_tabs->insertTab(OptimizerTab, m_optimizer, tr("Optimizer"));
+    m_tabs->insertTab(ScheduleTab, m_schedule, tr("Schedule"));
+    m_tabs->insertTab(RngTab, m_rng, tr("RNG && data"));
     m_tabs->insertTab(RawTab, m_raw, tr("Raw"));
 
     auto* top = new QHBoxLayout;
@@ -99,7 +91,21 @@ int CheckpointView::runId() const
 
 bool CheckpointView::isLoading() const
 {
-    return m_loader->isBusy();
+    return m_loader->isBusy() || m_tensors->isBusy() || m_tensors->isComputingStats() || m_optimizer->isComputingStats()
+        || m_optimizer->isReadingHistory();
+}
+
+void CheckpointView::updatePages()
+{
+    const auto state = m_run && m_index >= 0 ? m_run->checkpoints[static_cast<std::size_t>(m_index)].state : nullptr;
+    if (state == m_pageState)
+        return; // the pages' background work is not restarted for a refresh
+    m_pageState = state;
+    const auto history = m_run ? m_run->fullHistory : nullptr;
+    m_tensors->setCheckpoint(state, history);
+    m_optimizer->setCheckpoint(state, history);
+    m_schedule->setCheckpoint(state, history);
+    m_rng->setCheckpoint(state, history);
 }
 
 void CheckpointView::setCheckpoint(const RunDataPtr& run, int index)
@@ -109,6 +115,7 @@ void CheckpointView::setCheckpoint(const RunDataPtr& run, int index)
     m_run = valid ? run : nullptr;
     m_index = valid ? index : -1;
     m_overview->setCheckpoint(m_run.get(), m_index);
+    updatePages();
     if (path == m_path && valid)
         return; // same checkpoint, more of its data arrived
     m_path = path;
@@ -118,8 +125,11 @@ void CheckpointView::setCheckpoint(const RunDataPtr& run, int index)
     const QSignalBlocker block(m_fileChooser);
     m_fileChooser->clear();
     showFile(-1);
-    if (valid)
+    // A DCP folder holds chunk files only: nothing there for the Raw tab, and nothing to report.
+    if (valid && CheckpointLoader::expandPaths({path}) != QStringList{path})
         m_loader->load(path); // a new batch: results of the previous checkpoint are dropped
+    else if (valid && QFileInfo(path).isFile())
+        m_loader->load(path);
 }
 
 void CheckpointView::onFileLoaded(const std::shared_ptr<const ckpt::CheckpointFile>& file)
@@ -141,7 +151,6 @@ void CheckpointView::onFileLoaded(const std::shared_ptr<const ckpt::CheckpointFi
 void CheckpointView::showFile(int comboIndex)
 {
     const auto file = comboIndex >= 0 && comboIndex < static_cast<int>(m_files.size()) ? m_files[static_cast<std::size_t>(comboIndex)] : nullptr;
-    m_tensors->setFile(file);
     m_raw->setFile(file);
     const bool dangerous = file && (file->imports().anyDangerous() || file->imports().structuralDanger);
     m_tabs->setTabIcon(RawTab, dangerous ? style()->standardIcon(QStyle::SP_MessageBoxWarning) : QIcon());
@@ -160,15 +169,6 @@ bool CheckpointView::selectTab(const QString& name)
         return false;
     m_tabs->setCurrentIndex(static_cast<int>(index));
     return true;
-}
-
-void CheckpointView::setPage(Tab tab, QWidget* page)
-{
-    const QString title = m_tabs->tabText(tab);
-    QWidget* old = m_tabs->widget(tab);
-    m_tabs->removeTab(tab);
-    m_tabs->insertTab(tab, page, title);
-    delete old;
 }
 
 void CheckpointView::reveal(const ckpt::Finding& finding)

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The centre of the window: one checkpoint in tabs. Overview and Raw are here; Tensors is the
-// per-file tensor table. Optimizer, Schedule and "RNG & data" are page widgets of their own
-// (ui/pages/, built apart) that plug in with setPage(); until they do, their tabs say where the
-// values are shown meanwhile. The checkpoint's files are opened in the background for Tensors and
-// Raw; what cannot be opened is listed in an error panel above the tabs.
+// The centre of the window: one checkpoint in tabs. Overview and Raw are here; Tensors, Optimizer,
+// Schedule and "RNG & data" are the data pages of ui/pages/, each given the checkpoint's training
+// state and its run once the state has been read. The checkpoint's files are opened in the
+// background for Raw; what cannot be opened is listed in an error panel above the tabs.
 #pragma once
 
 #include "ui/rundata.h"
@@ -23,7 +22,10 @@ class QComboBox;
 class QLabel;
 class QTabWidget;
 class RawPage;
-class TensorsPage;
+class CheckpointTensorsPage;
+class OptimizerPage;
+class RngPage;
+class SchedulePage;
 
 class CheckpointView final : public QWidget {
     Q_OBJECT
@@ -43,15 +45,17 @@ public:
     /// "overview", "tensors", "optimizer", "schedule", "rng", "raw"
     static QStringList tabNames();
     bool selectTab(const QString& name);
-    /// Replaces a tab's page (the pages of ui/pages/ plug in here).
-    void setPage(Tab tab, QWidget* page);
     /// Shows the tab and row a finding points at.
     void reveal(const ckpt::Finding& finding);
 
     QTabWidget* tabs() const { return m_tabs; }
     OverviewPage* overviewPage() const { return m_overview; }
-    TensorsPage* tensorsPage() const { return m_tensors; }
+    CheckpointTensorsPage* tensorsPage() const { return m_tensors; }
+    OptimizerPage* optimizerPage() const { return m_optimizer; }
+    SchedulePage* schedulePage() const { return m_schedule; }
+    RngPage* rngPage() const { return m_rng; }
     RawPage* rawPage() const { return m_raw; }
+    /// The file the Raw tab shows.
     QComboBox* fileChooser() const { return m_fileChooser; }
     ErrorPanel* errors() const { return m_errors; }
     const std::vector<std::shared_ptr<const ckpt::CheckpointFile>>& files() const { return m_files; }
@@ -63,6 +67,7 @@ signals:
 private:
     void onFileLoaded(const std::shared_ptr<const ckpt::CheckpointFile>& file);
     void showFile(int comboIndex);
+    void updatePages();
 
     RunDataPtr m_run;
     int m_index = -1;
@@ -73,7 +78,11 @@ private:
     ErrorPanel* m_errors;
     QTabWidget* m_tabs;
     OverviewPage* m_overview;
-    TensorsPage* m_tensors;
+    CheckpointTensorsPage* m_tensors;
+    OptimizerPage* m_optimizer;
+    SchedulePage* m_schedule;
+    RngPage* m_rng;
     RawPage* m_raw;
+    std::shared_ptr<const ckpt::TrainingState> m_pageState; // what the data pages were given
     std::vector<std::shared_ptr<const ckpt::CheckpointFile>> m_files; // in the chooser's order
 };

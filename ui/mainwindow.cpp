@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "ui/mainwindow.h"
 
-#include "core/manifest_audit.h"
 #include "ui/checkpointloader.h"
 #include "ui/checkpointview.h"
 #include "ui/compareview.h"
@@ -182,8 +181,8 @@ void MainWindow::connectLoader()
                 onRunChanged(runId, index);
             });
     connect(m_loader, &RunLoader::auditAvailable, this,
-            [this](int runId, const std::shared_ptr<const ckpt::AuditResult>& audit, const QString& note) {
-                m_runs->applyAudit(runId, audit.get(), note);
+            [this](int runId, const std::shared_ptr<const std::vector<ckpt::Finding>>& findings, const QString& note) {
+                m_runs->applyAudit(runId, findings.get(), note);
                 onRunChanged(runId, -1);
             });
     connect(m_loader, &RunLoader::progress, this, [this](int done, int total, const QString& what) {

@@ -35,7 +35,9 @@ struct RunData {
     QString path;
     QString name; // shown in the browser: the folder name (or "broken/hash-mismatch" when nested)
     bool singleCheckpoint = false;
+    bool looseFiles = false; // not a run: a folder of checkpoint files, each checked alone
     ckpt::RunHistory history; // checkpoints emptied: they live in `checkpoints`
+    std::shared_ptr<const ckpt::RunHistory> fullHistory; // as read, checkpoints included: what the data pages take
     std::vector<RunCheckpointData> checkpoints;
     std::vector<ckpt::Finding> runFindings; // about the run as a whole (the latest pointer...)
     bool audited = false;

@@ -65,7 +65,7 @@ void discover(const fs::path& dir, int depth, std::vector<DiscoveredRun>& out)
     // Checkpoints directly here, or all in one subtree: this folder is the run (its metrics too).
     if (groups.size() <= 1 || groups.contains(dir) || depth >= kMaxDepth) {
         if (!history.checkpoints.empty())
-            out.push_back({dir.string(), std::move(history), false});
+            out.push_back({dir.string(), std::move(history), false, false});
         return;
     }
     for (const auto& [group, count] : groups)
@@ -90,6 +90,7 @@ DiscoveredRun looseFiles(const fs::path& dir)
     DiscoveredRun run;
     run.path = dir.string();
     run.history.path = dir.string();
+    run.looseFiles = true;
     std::vector<fs::path> files;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir, fs::directory_options::skip_permission_denied, ec)) {

@@ -13,6 +13,7 @@ struct DiscoveredRun {
     std::string path; // the run directory, or the checkpoint itself when it was opened alone
     ckpt::RunHistory history;
     bool singleCheckpoint = false;
+    bool looseFiles = false; // a folder of checkpoint files that is no run: each is checked alone
 };
 
 /// One entry per run found under `path`, in path order. A folder whose checkpoints all live in one

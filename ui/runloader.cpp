@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/runloader.h"
 
-#include "core/manifest_audit.h"
+#include "core/rules/check.h"
 #include "ui/rundiscovery.h"
 #include "ui/textformat.h"
 
@@ -99,6 +99,8 @@ void RunLoader::open(const QStringList& paths, const QStringList& skip)
                     data->path = runPath;
                     data->name = runName(runPath, absolute);
                     data->singleCheckpoint = run.singleCheckpoint;
+                    data->looseFiles = run.looseFiles;
+                    data->fullHistory = std::make_shared<const ckpt::RunHistory>(run.history);
                     for (ckpt::RunCheckpoint& checkpoint : run.history.checkpoints) {
                         RunCheckpointData entry;
                         entry.info = std::move(checkpoint);
@@ -155,27 +157,25 @@ void RunLoader::startScan(const RunDataPtr& run)
         }
     });
 
-    const std::string runPath = run->path.toStdString();
-    const bool single = run->singleCheckpoint && !QFileInfo(run->path).isDir();
-    m_pool.start([self, runId, runPath, single, cancelled] {
-        std::shared_ptr<ckpt::AuditResult> audit;
+    // Loose files have no run to check as one: each file is checked as a checkpoint.
+    const std::vector<std::string> inputs = run->looseFiles ? paths : std::vector<std::string>{run->path.toStdString()};
+    m_pool.start([self, runId, inputs, cancelled] {
+        auto findings = std::make_shared<std::vector<ckpt::Finding>>();
         QString note;
-        if (single) {
-            note = tr("A single file carries no manifest to verify it against.");
-        } else {
-            ckpt::AuditOptions options;
-            options.threads = 1;
-            options.progress = [cancelled](const ckpt::AuditProgress&) { return !*cancelled; };
+        ckpt::CheckOptions options;
+        options.progress = [cancelled](const ckpt::CheckProgress&) { return !*cancelled; };
+        for (const std::string& input : inputs) {
             try {
-                audit = std::make_shared<ckpt::AuditResult>(ckpt::auditPath(runPath, options));
+                ckpt::CheckReport report = ckpt::checkPaths({input}, options);
+                findings->insert(findings->end(), report.findings.begin(), report.findings.end());
             } catch (const std::exception& e) {
-                note = fromUtf8(e.what());
+                note = fromUtf8(e.what()); // the states' own errors are findings already
             }
         }
-        QMetaObject::invokeMethod(self.data(), [self, runId, audit, note, cancelled] {
+        QMetaObject::invokeMethod(self.data(), [self, runId, findings, note, cancelled] {
             if (!self || *cancelled)
                 return;
-            emit self->auditAvailable(runId, audit, note);
+            emit self->auditAvailable(runId, findings, note);
             self->unitDone(runId);
         }, Qt::QueuedConnection);
     });

@@ -2,7 +2,8 @@
 // Opens runs off the GUI thread, in stages the window can show as they come:
 //   runAvailable   the listing (checkpoints by step, latest/best/incomplete): the browser fills at once
 //   stateAvailable one checkpoint's training state (headers and pickles only, no tensor data)
-//   auditAvailable the run's manifest audit (sizes and SHA-256)
+//   auditAvailable the run's findings: the rule catalogue over the run (core/rules/check.h: the
+//                  manifest audit, every checkpoint, each consecutive pair and the run rules)
 // Everything is delivered on the GUI thread. cancel() stops the scans at the next checkpoint or
 // hash chunk; results of a closed run are dropped.
 #pragma once
@@ -15,10 +16,6 @@
 #include <atomic>
 #include <map>
 #include <memory>
-
-namespace ckpt {
-struct AuditResult;
-}
 
 class RunLoader final : public QObject {
     Q_OBJECT
@@ -42,7 +39,8 @@ signals:
     void openFailed(const QString& path, const QString& reason);
     void stateAvailable(int runId, int index, const std::shared_ptr<const ckpt::TrainingState>& state, const QString& error,
                         const std::vector<std::pair<std::string, uint64_t>>& fileSizes);
-    void auditAvailable(int runId, const std::shared_ptr<const ckpt::AuditResult>& audit, const QString& note);
+    /// `findings` is null when the run could not be checked; `note` says why.
+    void auditAvailable(int runId, const std::shared_ptr<const std::vector<ckpt::Finding>>& findings, const QString& note);
     /// Units are checkpoints read plus runs audited, over everything opened since the last idle.
     void progress(int done, int total, const QString& what);
     /// Every open and scan has finished or been cancelled.

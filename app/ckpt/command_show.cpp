@@ -2,7 +2,10 @@
 #include "commands.h"
 #include "text_format.h"
 
+#include "finding_text.h"
+
 #include "core/json_export.h"
+#include "core/rules/check.h"
 #include "core/state_json.h"
 
 #include <iostream>
@@ -123,6 +126,16 @@ int runShow(const CliArgs& args)
         return kExitOk;
     }
     printState(state);
+    // The checkpoint's own findings (no hashing, no tensor bytes: `ckpt check` does the full audit).
+    try {
+        CheckpointFacts facts = gatherFacts(args.positional[0], {false, false});
+        std::vector<Finding> findings = checkCheckpoint(facts);
+        sortFindings(findings);
+        std::cout << "\nfindings" << (findings.empty() ? ": " : ":\n");
+        printFindingsByComponent(std::cout, findings);
+    } catch (const std::exception& e) {
+        std::cout << "\nfindings: not available (" << e.what() << ")\n";
+    }
     return kExitOk;
 }
 

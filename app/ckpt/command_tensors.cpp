@@ -21,7 +21,9 @@ int failWith(const std::string& message)
 int runTensors(const CliArgs& args)
 {
     if (args.positional.size() != 1)
-        return failWith("usage: ckpt tensors FILE [--json] [--verify-crc]");
+        return failWith("usage: ckpt tensors FILE [--json] [--verify-crc] [--stats]");
+    if (args.has("--stats"))
+        return runTensorStats(args);
     ckpt::OpenOptions options;
     options.verifyCrc = args.has("--verify-crc");
     std::unique_ptr<ckpt::CheckpointFile> file;

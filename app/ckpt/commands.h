@@ -15,6 +15,10 @@ int runImports(const CliArgs& args);
 int runAudit(const CliArgs& args);
 int runShow(const CliArgs& args);
 int runRun(const CliArgs& args);
+int runCheck(const CliArgs& args);
+int runTensorStats(const CliArgs& args); // ckpt tensors PATH --stats
+int runDiff(const CliArgs& args);
+int runValidate(const CliArgs& args);
 
 /// Prints "ckpt: <message>" as one line on stderr and returns kExitUnreadable.
 int failWith(const std::string& message);

@@ -15,6 +15,12 @@ safetensors, plain pickles) without running Python or any code inside them.
 
 commands:
   tensors FILE [--json] [--verify-crc]   every tensor: key path, dtype, shape, stride, size
+  tensors PATH --stats [--json]          also min, max, mean, std, L2, max|x|, NaN/Inf/zero counts and
+                                         histograms; a checkpoint directory adds DCP chunk maps,
+                                         merged ZeRO partitions and per-rank replica checks
+  diff A B [--json]                      compare two checkpoints part by part: tensors (equal, changed,
+                                         max|a-b|, rel. L2, cosine), optimizer, scheduler, scaler, RNG,
+                                         data cursor, counters, environment
   tree FILE [--json] [--depth N]         the whole saved object as a tree
   imports FILE [--json]                  the globals its pickles reference, classified
                                          safe / unknown / dangerous (exit 1 if dangerous)
@@ -23,6 +29,14 @@ commands:
                                          (a file or a checkpoint directory of any layout)
   run DIR [--json]                       a run's checkpoints by step (latest, best, incomplete)
                                          and its logged metric series
+  check PATH [PATH2] [--json]            the rule catalogue over a file, a checkpoint or run
+        [--no-audit] [--no-content]      directory, or a pair (A before B): findings by component
+                                         (exit 1 if any warning or error)
+  check --list-rules [--json]            the rule catalogue
+  validate CKPT [--probe P] [--device D] [--launcher PREFIX] [--json]
+                                         replay the update after CKPT with ckpt-validate (LibTorch)
+                                         and compare it with the run's probe (exit 1 if it differs);
+                                         --launcher "ssh HOST --" / "srun ... --" runs it elsewhere
   --version                              print the version
 
 exit codes: 0 ok, 1 findings (dangerous imports), 2 the file cannot be read
@@ -46,7 +60,7 @@ int main(int argc, char** argv)
     args.erase(args.begin());
     try {
         if (command == "tensors")
-            return runTensors(parseCliArgs(args, {"--json", "--verify-crc"}, {}));
+            return runTensors(parseCliArgs(args, {"--json", "--verify-crc", "--stats"}, {}));
         if (command == "tree")
             return runTree(parseCliArgs(args, {"--json"}, {"--depth"}));
         if (command == "imports")
@@ -56,6 +70,12 @@ int main(int argc, char** argv)
             return runShow(parseCliArgs(args, {"--json"}, {}));
         if (command == "run")
             return runRun(parseCliArgs(args, {"--json"}, {}));
+        if (command == "check")
+            return runCheck(parseCliArgs(args, {"--json", "--no-audit", "--no-content", "--list-rules"}, {}));
+        if (command == "diff")
+            return runDiff(parseCliArgs(args, {"--json"}, {}));
+        if (command == "validate")
+            return runValidate(parseCliArgs(args, {"--json"}, {"--probe", "--device", "--rtol", "--threads", "--launcher", "--validator"}));
     } catch (const std::invalid_argument& e) {
         return failWith(std::string(e.what()) + " (see ckpt --help)");
     } catch (const std::exception& e) {

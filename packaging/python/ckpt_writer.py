@@ -50,7 +50,8 @@ import numpy as np
 import torch
 
 __all__ = ["CheckpointWriter", "CheckpointError", "load_latest", "verify_checkpoint", "read_manifest",
-           "capture_rng", "restore_rng", "checkpoint_name", "MANIFEST_FORMAT_VERSION", "STATE_FORMAT_VERSION"]
+           "capture_rng", "restore_rng", "checkpoint_name", "MANIFEST_FORMAT_VERSION", "STATE_FORMAT_VERSION",
+           "UpdateProbe", "SupervisedLoss", "probe_dir_for", "tensor_digest", "PROBE_FORMAT_VERSION"]
 
 MANIFEST_FORMAT_VERSION = 3   # manifest.json "format_version" (guide §6.3)
 STATE_FORMAT_VERSION = 1      # optimizer.pt "format_version" (guide §5, save_state)
@@ -176,6 +177,7 @@ class CheckpointWriter:
         self.code_commit = code_commit
         self.overwrite = overwrite
         self._pending = {}  # rank -> (rng_state, sampler_state), consumed by the next save()
+        self._probe_for = None  # (checkpoint dir, step, "save" | "resume"): the next update gets a probe
         os.makedirs(self.run_dir, exist_ok=True)
 
     # -- per-rank state ---------------------------------------------------------------------------
@@ -265,6 +267,7 @@ class CheckpointWriter:
             if self.rank != 0:
                 if dist is not None:
                     dist.barrier()  # rank 0 committed (or failed: it raises; see §10.2 on error propagation)
+                self._probe_for = (final, step, "save")
                 return final
 
             # 3. model and training state
@@ -325,7 +328,36 @@ class CheckpointWriter:
                 shutil.rmtree(tmp, ignore_errors=True)
         if dist is not None:
             dist.barrier()
+        self._probe_for = (final, step, "save")
         return final
+
+    # -- probes (ckpt-validate) -------------------------------------------------------------------
+
+    def arm_probe(self, checkpoint_dir, step, recorded_by="resume"):
+        """Record the next update as a probe of checkpoint_dir. save() arms this itself ("save": the
+        original run's next update); call it after a resume from checkpoint_dir ("resume": the resumed run's
+        first update), so that `ckpt validate` can tell whether the resume restored everything (guide §9.3)."""
+        self._probe_for = (os.path.abspath(checkpoint_dir), int(step), recorded_by)
+
+    def probe(self, **kwargs):
+        """The one call a training loop adds around its update::
+
+            with writer.probe(module=loss_module, model=model, optimizer=optimizer, scheduler=scheduler,
+                              scaler=scaler, cursor={"epoch": epoch, "batch_pos": pos}) as probe:
+                loss = loss_module(x, y); probe.batch(x, y, loss=loss)
+                loss.backward(); probe.update(grad_norm=clip_grad_norm_(model.parameters(), 1.0))
+                optimizer.step(); scheduler.step()
+
+        Right after save() (or arm_probe()) it records that update into probes/after-<checkpoint>/ beside
+        the checkpoint (UpdateProbe); on every other update it does nothing and costs nothing. kwargs are
+        UpdateProbe's."""
+        if self._probe_for is None:
+            return _NoProbe()
+        checkpoint_dir, step, recorded_by = self._probe_for
+        self._probe_for = None
+        kwargs.setdefault("world_size", self.world_size)
+        kwargs.setdefault("rank", self.rank)
+        return UpdateProbe(checkpoint_dir, step=step, recorded_by=recorded_by, **kwargs)
 
 
 def _arch_of(model):
@@ -431,3 +463,300 @@ def load_latest(run_dir, *, fallback=True, hashes=True):
                 return path
             reasons.append("%s: %s" % (n, "; ".join(problems)))
     raise CheckpointError("no checkpoint in %s verifies:\n  %s" % (run_dir, "\n  ".join(reasons or ["none found"])))
+
+
+# -- probes: the next update, recorded for ckpt-validate ---------------------------------------------
+
+PROBE_FORMAT_VERSION = 1
+PROBES_DIR = "probes"
+
+
+def probe_dir_for(checkpoint_dir):
+    """Where the probe of checkpoint_dir lives: <run_dir>/probes/after-<checkpoint name>/. Beside the checkpoint,
+    never inside it: a committed checkpoint is not written to again (§6.2), and its manifest stays exact."""
+    checkpoint_dir = os.path.abspath(checkpoint_dir)
+    return os.path.join(os.path.dirname(checkpoint_dir), PROBES_DIR, "after-" + os.path.basename(checkpoint_dir))
+
+
+def tensor_digest(t):
+    """{"dtype", "shape", "sum", "l2", "sha256"} of a tensor: sum and L2 norm in float64, SHA-256 of its elements'
+    bytes in row-major little-endian order (what ckpt-validate computes from the replayed tensor)."""
+    t = t.detach().cpu().contiguous()
+    flat = t.reshape(-1)
+    raw = flat.view(torch.uint8) if flat.numel() and flat.element_size() > 1 else flat
+    data = raw.numpy().tobytes() if raw.dtype != torch.bool else flat.to(torch.uint8).numpy().tobytes()
+    d = t.double() if not t.is_complex() else t.abs().double()
+    return {"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape),
+            "sum": d.sum().item(), "l2": d.norm().item(), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+class SupervisedLoss(torch.nn.Module):
+    """forward(x, y) = loss_fn(model(x), y): the TorchScript-able loss module a probe needs when the model's
+    own forward does not return the loss. Its state_dict is the model's under the prefix "model." (the
+    validator finds the prefix itself)."""
+
+    def __init__(self, model, loss_fn):
+        super().__init__()
+        self.model = model
+        self.loss_fn = loss_fn
+
+    def forward(self, x, y):
+        return self.loss_fn(self.model(x), y)
+
+
+def _script(module):
+    if isinstance(module, torch.jit.ScriptModule):
+        return module
+    return torch.jit.script(module)
+
+
+def _state_prefix(module_keys, model_keys):
+    """The prefix under which the model's state_dict sits inside the loss module ("" or "model.")."""
+    keys = set(module_keys)
+    if set(model_keys) <= keys:
+        return ""
+    first = next(iter(model_keys), None)
+    for k in module_keys:
+        if first is not None and k.endswith("." + first):
+            prefix = k[:-len(first)]
+            if all(prefix + m in keys for m in model_keys):
+                return prefix
+    raise ValueError("the probe module does not hold the model's parameters (no prefix maps every model key)")
+
+
+def _number(v):
+    if isinstance(v, torch.Tensor) and v.numel() == 1:
+        return v.item()
+    if isinstance(v, (bool, int, float)) or v is None:
+        return v
+    if isinstance(v, (list, tuple)) and all(isinstance(x, (int, float)) for x in v):
+        return list(v)
+    return repr(v)
+
+
+class _NoProbe:
+    """What writer.probe() returns when no checkpoint waits for a probe: every call is a no-op."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def batch(self, *inputs, **kwargs):
+        pass
+
+    def update(self, **kwargs):
+        pass
+
+
+class UpdateProbe:
+    """Records one optimizer update (the update right after checkpoint_dir was saved, or right after a resume
+    from it) so that ckpt-validate can restore the checkpoint, replay the update with LibTorch and compare,
+    component by component in the recovery guide's diagnosis order (§9.3, §10.1).
+
+    Use as a context manager around the whole update (see CheckpointWriter.probe()). On entry it takes the
+    state the update starts from: parameter and optimizer-moment digests, optimizer step counts and
+    hyperparameters, the LR each group will use, the scheduler position, the scaler state and scale, every
+    rank's RNG states. Inside, the loop reports each micro-batch with batch(*inputs, loss=...) — the exact
+    tensors handed to the module, after augmentation — and the update's results with update(grad_norm=...).
+    On a clean exit it takes the end state (digests, scheduler position, RNG) and writes, atomically,
+    probes/after-<checkpoint>/ (probe_dir_for):
+
+        probe.json              what was recorded (format "ckpt-probe", version PROBE_FORMAT_VERSION)
+        module.pt               the loss module as TorchScript: the one file ckpt-validate loads with LibTorch
+        batch-rank-N.pt         rank N's micro-batches: [{"inputs": [tensor, ...]}, ...]
+        probe-rng-rank-N.pt     rank N's generators before and after the update: {"before": capture_rng(), "after": ...}
+
+    module: what the validator calls per micro-batch — a TorchScript module (or a module torch.jit.script
+    accepts) holding the model's parameters; its `training_loss(*inputs)` method when it has one, otherwise
+    its forward(*inputs), must return the micro-batch's loss. SupervisedLoss(model, loss_fn) is the usual one.
+    The loss of each micro-batch is divided by grad_divisor before backward (default: the number of
+    micro-batches, the mean that DDP's all-reduce and gradient accumulation produce).
+    cursor: the data cursor at the start of the update, named as the checkpoint names it ({"epoch",
+    "batch_pos"}); rank_cursors: per rank ({rank: {"sampler.epoch", "sampler.position"}}).
+    max_grad_norm: the clip_grad_norm_ threshold the loop applies (None: no clipping).
+    Simulated ranks (several ranks in one process, generators switched per rank) pass rng_before/rng_after
+    to batch(); otherwise this process's generators are captured on entry and exit."""
+
+    def __init__(self, checkpoint_dir, *, step, module, model, optimizer, scheduler=None, scaler=None, cursor=None,
+                 rank_cursors=None, max_grad_norm=None, grad_divisor=None, recorded_by="save", world_size=1, rank=0):
+        self.checkpoint_dir = os.path.abspath(checkpoint_dir)
+        self.step = int(step)
+        self.module = _script(module)
+        self.model = model
+        self.optimizer = optimizer
+        self.scheduler = scheduler
+        self.scaler = scaler
+        self.cursor = dict(cursor or {})
+        self.rank_cursors = {int(r): dict(c) for r, c in (rank_cursors or {}).items()}
+        self.max_grad_norm = max_grad_norm
+        self.grad_divisor = grad_divisor
+        self.recorded_by = recorded_by
+        self.world_size = world_size
+        self.rank = rank
+        self._micro = []          # (rank, inputs, loss)
+        self._rng = {}            # rank -> {"before", "after"}
+        self._result = {}
+        names = {id(p): n for n, p in model.named_parameters()}
+        self._params = [(names[id(p)], p) for g in optimizer.param_groups for p in g["params"] if id(p) in names]
+        if len(self._params) != sum(len(g["params"]) for g in optimizer.param_groups):
+            raise ValueError("every optimizer parameter must be a parameter of `model` (named_parameters)")
+
+    # -- what the loop reports -----------------------------------------------------------------------
+
+    def batch(self, *inputs, loss, rank=None, rng_before=None, rng_after=None):
+        """One micro-batch: the tensors given to the module and the loss it returned (before any division)."""
+        rank = self.rank if rank is None else int(rank)
+        self._micro.append((rank, [t.detach().cpu().clone() for t in inputs], float(loss)))
+        if rng_before is not None:
+            self._rng.setdefault(rank, {})["before"] = rng_before
+        if rng_after is not None:
+            self._rng.setdefault(rank, {})["after"] = rng_after
+
+    def update(self, *, grad_norm=None, found_inf=False):
+        """grad_norm: the total gradient norm before clipping (what clip_grad_norm_ returns), None if not
+        computed; found_inf: the scaler found inf/nan gradients and skipped optimizer.step()."""
+        self._result = {"grad_norm": None if grad_norm is None else float(grad_norm), "found_inf": bool(found_inf)}
+
+    # -- before and after ----------------------------------------------------------------------------
+
+    def _optimizer_state(self):
+        out = {}
+        for name, p in self._params:
+            st = self.optimizer.state.get(p, {})
+            entry = {}
+            for k, v in st.items():
+                if isinstance(v, torch.Tensor) and not (k == "step" and v.numel() == 1):
+                    entry[k] = tensor_digest(v)
+                else:
+                    entry[k] = _number(v)
+            out[name] = entry
+        return out
+
+    def _groups(self):
+        names = {id(p): n for n, p in self._params}
+        groups = []
+        for g in self.optimizer.param_groups:
+            entry = {k: _number(v) for k, v in g.items() if k != "params"}
+            entry["params"] = [names[id(p)] for p in g["params"]]
+            groups.append(entry)
+        return groups
+
+    def _scaler_state(self):
+        if self.scaler is None:
+            return None, None
+        sd = self.scaler.state_dict()
+        if not sd:  # GradScaler(enabled=False): no loss scaling
+            return None, None
+        return {k: _number(v) for k, v in sd.items()}, float(self.scaler.get_scale())
+
+    def __enter__(self):
+        self._before = {n: tensor_digest(t) for n, t in self.model.state_dict().items()}
+        self._opt_before = self._optimizer_state()
+        self._groups_before = self._groups()
+        self._lr = [float(g["lr"]) for g in self.optimizer.param_groups]
+        self._sched_before = getattr(self.scheduler, "last_epoch", None)
+        self._scaler_before, self._scale = self._scaler_state()
+        self._own_rng_before = capture_rng()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            return False  # the update failed: no probe
+        if not self._micro:
+            raise CheckpointError("UpdateProbe: no batch() was recorded inside the update")
+        own_after = capture_rng()
+        dist = _dist()
+        ranks = sorted({r for r, _, _ in self._micro})
+        for r in ranks:
+            states = self._rng.setdefault(r, {})
+            if r == self.rank:
+                states.setdefault("before", self._own_rng_before)
+                states.setdefault("after", own_after)
+            if set(states) != {"before", "after"}:
+                raise CheckpointError("UpdateProbe: rank %d's micro-batches need rng_before and rng_after" % r)
+        after = {n: tensor_digest(t) for n, t in self.model.state_dict().items()}
+        opt_after = self._optimizer_state()
+        sched_after = getattr(self.scheduler, "last_epoch", None)
+        self._write(ranks, after, opt_after, sched_after, dist)
+        return False
+
+    # -- the files -------------------------------------------------------------------------------------
+
+    def _write(self, ranks, after, opt_after, sched_after, dist):
+        final = probe_dir_for(self.checkpoint_dir)
+        parent = os.path.dirname(final)
+        tmp = None
+        if self.rank == 0:
+            os.makedirs(parent, exist_ok=True)
+            tmp = tempfile.mkdtemp(prefix=".tmp-" + os.path.basename(final) + "-", dir=parent)
+            os.chmod(tmp, 0o755)
+        micro = [(r, inputs, loss) for r, inputs, loss in self._micro]
+        if dist is not None:  # every rank writes its own batch and generators; rank 0 writes the rest
+            box = [tmp]
+            dist.broadcast_object_list(box, src=0)
+            tmp = box[0]
+            gathered = [None] * dist.get_world_size()
+            dist.all_gather_object(gathered, [(r, [list(t.shape) for t in i], l) for r, i, l in micro])
+        try:
+            records = []
+            for r in ranks:
+                mine = [inputs for rr, inputs, _ in micro if rr == r]
+                _torch_save([{"inputs": inputs} for inputs in mine], os.path.join(tmp, "batch-rank-%d.pt" % r))
+                _torch_save(self._rng[r], os.path.join(tmp, "probe-rng-rank-%d.pt" % r))
+            if dist is not None:
+                dist.barrier()
+                if self.rank != 0:
+                    dist.barrier()
+                    return
+                micro_meta = [(r, l) for part in gathered for r, _, l in part]
+            else:
+                micro_meta = [(r, l) for r, _, l in micro]
+            counters = {}
+            for r, loss in micro_meta:
+                records.append({"rank": r, "file": "batch-rank-%d.pt" % r, "index": counters.get(r, 0), "loss": loss})
+                counters[r] = counters.get(r, 0) + 1
+            for rec in records:
+                if dist is None:
+                    inputs = [i for rr, i, _ in micro if rr == rec["rank"]][rec["index"]]
+                    rec["inputs"] = [tensor_digest(t) for t in inputs]
+            keys_module = list(self.module.state_dict().keys())
+            prefix = _state_prefix(keys_module, list(self.model.state_dict().keys()))
+            method = "training_loss" if hasattr(self.module, "training_loss") else "forward"
+            self.module.save(os.path.join(tmp, "module.pt"))
+            all_ranks = sorted({rec["rank"] for rec in records})
+            probe = {
+                "format": "ckpt-probe", "format_version": PROBE_FORMAT_VERSION,
+                "checkpoint": os.path.basename(self.checkpoint_dir), "recorded_by": self.recorded_by,
+                "global_step_before": self.step, "global_step": self.step + 1,
+                "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
+                "device": str(next(self.model.parameters()).device), "world_size": self.world_size,
+                "module": {"file": "module.pt", "method": method, "state_dict_prefix": prefix},
+                "micro_batches": records,
+                "grad_divisor": float(self.grad_divisor if self.grad_divisor is not None else len(records)),
+                "max_grad_norm": self.max_grad_norm,
+                "cursor": self.cursor,
+                "ranks": [{"rank": r, "rng_file": "probe-rng-rank-%d.pt" % r, "cursor": self.rank_cursors.get(r, {})}
+                          for r in all_ranks],
+                "loss": sum(l for _, l in micro_meta) / len(micro_meta),
+                "grad_norm": self._result.get("grad_norm"), "found_inf": self._result.get("found_inf", False),
+                "lr": self._lr, "scale": self._scale, "scaler": self._scaler_before,
+                "scheduler": {"last_epoch_before": self._sched_before, "last_epoch_after": sched_after},
+                "optimizer": {"type": type(self.optimizer).__name__, "groups": self._groups_before},
+                "parameters": {n: {"before": self._before[n], "after": after[n]} for n in self._before},
+                "optimizer_state": {n: {"before": self._opt_before[n], "after": opt_after[n]} for n, _ in self._params},
+            }
+            text = json.dumps(probe, indent=1) + "\n"
+            _write_file(os.path.join(tmp, "probe.json"), lambda f: f.write(text.encode("utf-8")))
+            _fsync_dir(tmp)
+            if os.path.exists(final):
+                shutil.rmtree(final)
+            os.rename(tmp, final)
+            tmp = None
+            _fsync_dir(parent)
+        finally:
+            if tmp is not None and self.rank == 0:
+                shutil.rmtree(tmp, ignore_errors=True)
+        if dist is not None:
+            dist.barrier()

@@ -488,8 +488,13 @@ private slots:
             fs::create_directories(dir);
             writeText(dir + "/model-00001-of-00002.safetensors", safetensorsFile(shard1));
             writeText(dir + "/model-00002-of-00002.safetensors", safetensorsFile(shard2));
+            uint64_t totalSize = 0; // what transformers records: the bytes of every tensor of the set
+            for (const auto& [tensor, n] : shard1)
+                totalSize += 4u * n;
+            for (const auto& [tensor, n] : shard2)
+                totalSize += 4u * n;
             writeText(dir + "/model.safetensors.index.json",
-                      json{{"metadata", {{"total_size", 0}}}, {"weight_map", weightMap}}.dump(2));
+                      json{{"metadata", {{"total_size", totalSize}}}, {"weight_map", weightMap}}.dump(2));
             commitCheckpoint(dir, std::nullopt);
             return dir;
         };
@@ -509,6 +514,18 @@ private slots:
         QCOMPARE(q(r.findings[1].file), q(broken + "/" + s2));
         QVERIFY(r.findings[1].message.find(": d") != std::string::npos);
         QCOMPARE(q(r.findings[1].evidence[0].where), QByteArray("checkpoint-2/model.safetensors.index.json: weight_map.d"));
+
+        // metadata.total_size that disagrees with the shards: a tensor lost, or a shard from another save.
+        const std::string badTotal = build("checkpoint-3", {{"a", s1}, {"b", s1}, {"c", s2}}, {{"a", 2}, {"b", 3}}, {{"c", 4}});
+        json index = readJson(badTotal + "/model.safetensors.index.json");
+        QCOMPARE(index["metadata"]["total_size"].get<int>(), 36);
+        index["metadata"]["total_size"] = 40;
+        writeText(badTotal + "/model.safetensors.index.json", index.dump(2));
+        commitCheckpoint(badTotal, std::nullopt);
+        r = ckpt::auditPath(badTotal);
+        QCOMPARE(rules(r), QStringList{"integrity.safetensors-index"});
+        QVERIFY(r.findings[0].message.find("total_size 40 but its shards hold 36 bytes") != std::string::npos);
+        QCOMPARE(q(r.findings[0].evidence[0].where), QByteArray("checkpoint-3/model.safetensors.index.json: metadata.total_size"));
 
         // A shard the index names is gone (and listed in the manifest: a missing file too).
         fs::remove(broken + "/" + s2);

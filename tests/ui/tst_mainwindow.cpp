@@ -28,7 +28,12 @@
 #include "ui/overviewpage.h"
 #include "ui/rawpage.h"
 #include "ui/runbrowser.h"
-#include "ui/tensorspage.h"
+#include "ui/pages/checkpointtensorspage.h"
+#include "ui/pages/momentstatemodel.h"
+#include "ui/pages/tensorlistmodel.h"
+#include "ui/pages/optimizerpage.h"
+#include "ui/pages/rngpage.h"
+#include "ui/pages/schedulepage.h"
 #include "ui/treepage.h"
 
 #include <QAbstractItemModelTester>
@@ -131,9 +136,9 @@ private slots:
         QVERIFY(!m_window->jobStatus()->isVisible());
 
         RunBrowserModel* runs = m_window->runModel();
-        QCOMPARE(runs->rowCount(), 12);
+        QCOMPARE(runs->rowCount(), 16);
         QCOMPARE(runs->index(0, RunBrowserModel::Name).data().toString(), QStringLiteral("ddp4-mlp"));
-        QCOMPARE(runs->index(1, RunBrowserModel::Name).data().toString(), QStringLiteral("broken/data-cursor-wrong"));
+        QVERIFY(runNamed(QStringLiteral("broken/data-cursor-wrong"))); // named below the folder opened
         QVERIFY(!m_window->runBrowser()->errors()->isVisible());
         // What a resume would load is shown first: ddp4-mlp's latest.
         QCOMPARE(shownPath(), samples("ddp4-mlp/checkpoint-0000300"));
@@ -166,15 +171,16 @@ private slots:
             QVERIFY2(overview->summaryLabel()->text().contains(QStringLiteral("step")), qPrintable(what));
             QVERIFY2(overview->filesModel()->rowCount() > 0, qPrintable(what));
             QCOMPARE(overview->fieldsModel()->rowCount(), 3);
-            QVERIFY2(view->fileChooser()->count() > 0, qPrintable(what));
+            // DCP folders hold .distcp chunks and .metadata, no file the Raw tab opens.
+            QVERIFY2(view->fileChooser()->count() > 0 || what.startsWith(QStringLiteral("dcp")), qPrintable(what));
             if (view->errors()->count() > 0)
                 QFAIL(qPrintable(what + QStringLiteral(": ") + view->errors()->list()->item(0)->text()));
             for (const QString& tab : MainWindow::tabNames()) {
                 QVERIFY(m_window->selectTab(tab));
                 QCOMPARE(view->tabs()->currentIndex(), int(MainWindow::tabNames().indexOf(tab)));
             }
-            // Raw shows the chosen file's object tree; Tensors its tensors (the model file is chosen first).
-            QCOMPARE(view->rawPage()->treePage()->model()->rowCount(), 1);
+            // Raw shows the chosen file's object tree (the model file is chosen first); Tensors every tensor.
+            QCOMPARE(view->rawPage()->treePage()->model()->rowCount(), view->fileChooser()->count() > 0 ? 1 : 0);
             QVERIFY2(view->tensorsPage()->model()->rowCount() > 0, qPrintable(what));
         }
         QVERIFY(!m_window->selectTab(QStringLiteral("plots")));
@@ -194,7 +200,9 @@ private slots:
                  QStringLiteral("verified (size, sha256)"));
         QCOMPARE(view->fileChooser()->count(), 6);
         QCOMPARE(view->fileChooser()->currentText(), QStringLiteral("model.pt"));
-        QCOMPARE(view->tensorsPage()->model()->rowCount(), 6);
+        QVERIFY(view->tensorsPage()->model()->rowCount() >= 6); // the model's 6, then the optimizer's moments
+        QVERIFY(view->optimizerPage()->momentsModel()->rowCount() > 0);
+        QVERIFY(!view->rngPage()->summaryText().isEmpty());
         view->fileChooser()->setCurrentIndex(view->fileChooser()->findText(QStringLiteral("optimizer.pt")));
         QCOMPARE(view->rawPage()->treePage()->model()->index(0, 0).data().toString(), QStringLiteral("optimizer.pt"));
         QVERIFY(view->rawPage()->importsPage()->model()->rowCount() > 0);
@@ -218,7 +226,9 @@ private slots:
         QCOMPARE(compare->chooserB()->currentText(), QStringLiteral("ddp4-mlp / checkpoint-0000300  (step 300)"));
         QCOMPARE(compare->comparisonModel()->rowCount(), 8); // C, D, L, A, O, R, W, E
         QCOMPARE(compare->tensorModel()->rowCount(), 6);
-        QCOMPARE(compare->pairFindingsModel()->rowCount(), 0);
+        // Only notes (the scaler's skipped updates): nothing wrong between 200 and 300.
+        for (int row = 0; row < compare->pairFindingsModel()->rowCount(); ++row)
+            QCOMPARE(compare->pairFindingsModel()->index(row, FindingsModel::Severity).data().toString(), QStringLiteral("info"));
         QVERIFY2(compare->summaryLabel()->text().startsWith(QStringLiteral("A: step 200 · B: step 300")), qPrintable(compare->summaryLabel()->text()));
 
         // hf-trainer names a best: best (60) is also latest, so the one before it.
@@ -338,7 +348,7 @@ private slots:
         QCOMPARE(view->errors()->count(), 1);
         QVERIFY(view->errors()->list()->item(0)->text().startsWith(QStringLiteral("rng-rank-0.pt")));
         QCOMPARE(view->fileChooser()->count(), 2); // model.pt and optimizer.pt still open
-        QCOMPARE(view->tensorsPage()->model()->rowCount(), 4);
+        QVERIFY(view->tensorsPage()->model()->rowCount() >= 4); // model.pt's 4 tensors at least
         // The audit saw the damage too: the size no longer matches the manifest.
         const CheckpointFilesModel* files = view->overviewPage()->filesModel();
         const int row = files->rowOfPath(rng);

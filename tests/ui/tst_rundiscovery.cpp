@@ -46,6 +46,7 @@ private slots:
     void folderOfRunsOpensEachRun()
     {
         const QStringList expected{
+            QStringLiteral("accelerate: checkpoint_0 checkpoint_1[latest]"),
             QStringLiteral("broken/data-cursor-wrong: checkpoint-0000200 checkpoint-0000300[latest]"),
             QStringLiteral("broken/hash-mismatch: checkpoint-0000200 checkpoint-0000300[latest]"),
             QStringLiteral("broken/missing-rank-rng: checkpoint-0000200 checkpoint-0000300[latest]"),
@@ -54,7 +55,10 @@ private slots:
             QStringLiteral("broken/rng-not-restored: checkpoint-0000200 checkpoint-0000300[latest]"),
             QStringLiteral("broken/scaler-reset: checkpoint-0000200 checkpoint-0000300[latest]"),
             QStringLiteral("broken/scheduler-stepped-twice: checkpoint-0000200 checkpoint-0000300[latest]"),
+            QStringLiteral("dcp: step-15 step-30[latest]"),
+            QStringLiteral("dcp-no-collectives: step-30[latest]"),
             QStringLiteral("ddp4-mlp: checkpoint-0000100 checkpoint-0000200 checkpoint-0000300[latest]"),
+            QStringLiteral("deepspeed: global_step20 global_step40[latest]"),
             QStringLiteral("hf-trainer: checkpoint-20 checkpoint-40 checkpoint-60[latest][best]"),
             QStringLiteral("lightning: epoch=0-step=25.ckpt epoch=1-step=50.ckpt[latest][best]"),
             QStringLiteral("tiny-mlp: checkpoint-0000050 checkpoint-0000100 checkpoint-0000150[latest]"),

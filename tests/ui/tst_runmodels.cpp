@@ -5,7 +5,6 @@
 // sample_runs/broken/README.md, `ckpt audit`).
 #include "uitestutil.h"
 
-#include "core/manifest_audit.h"
 #include "ui/models/checkpointfilesmodel.h"
 #include "ui/models/comparisonmodel.h"
 #include "ui/models/findingsmodel.h"
@@ -23,6 +22,15 @@ namespace {
 QString samples(const char* relative)
 {
     return QStringLiteral(CKPT_SAMPLE_RUNS "/") + QLatin1String(relative);
+}
+
+// Evidence names files by absolute path: the dumps name them below sample_runs/, wherever the checkout is.
+QStringList dump(const QAbstractItemModel& model)
+{
+    QStringList lines = UiTest::dumpModel(model);
+    for (QString& line : lines)
+        line.replace(samples(""), QString());
+    return lines;
 }
 
 } // namespace
@@ -52,8 +60,8 @@ private:
                              model.applyState(runId, index, state, error, sizes);
                          });
         QObject::connect(&loader, &RunLoader::auditAvailable, &model,
-                         [&model](int runId, const std::shared_ptr<const ckpt::AuditResult>& audit, const QString& note) {
-                             model.applyAudit(runId, audit.get(), note);
+                         [&model](int runId, const std::shared_ptr<const std::vector<ckpt::Finding>>& findings, const QString& note) {
+                             model.applyAudit(runId, findings.get(), note);
                          });
         loader.open(paths);
     }
@@ -78,25 +86,25 @@ private slots:
     void runBrowser()
     {
         const QStringList expected{
-            QStringLiteral("ddp4-mlp | 100–300 |  | "),
-            QStringLiteral("  checkpoint-0000100 | 100 |  | "),
-            QStringLiteral("  checkpoint-0000200 | 200 |  | "),
-            QStringLiteral("  checkpoint-0000300 | 300 | latest | "),
-            QStringLiteral("hash-mismatch | 200–300 |  | 2 error(s)"),
-            QStringLiteral("  checkpoint-0000200 | 200 |  | "),
-            QStringLiteral("  checkpoint-0000300 | 300 | latest | 2 error(s)"),
-            QStringLiteral("scheduler-stepped-twice | 200–300 |  | "),
-            QStringLiteral("  checkpoint-0000200 | 200 |  | "),
-            QStringLiteral("  checkpoint-0000300 | 300 | latest | "),
-            QStringLiteral("epoch=0-step=25.ckpt | 25 |  | "),
-            QStringLiteral("  epoch=0-step=25.ckpt | 25 | latest | "),
+            QStringLiteral("ddp4-mlp | 100–300 |  | 3 info"),
+            QStringLiteral("  checkpoint-0000100 | 100 |  | 1 info"),
+            QStringLiteral("  checkpoint-0000200 | 200 |  | 1 info"),
+            QStringLiteral("  checkpoint-0000300 | 300 | latest | 1 info"),
+            QStringLiteral("hash-mismatch | 200–300 |  | 2 error(s), 2 info"),
+            QStringLiteral("  checkpoint-0000200 | 200 |  | 1 info"),
+            QStringLiteral("  checkpoint-0000300 | 300 | latest | 2 error(s), 1 info"),
+            QStringLiteral("scheduler-stepped-twice | 200–300 |  | 3 error(s), 2 warning(s), 2 info"),
+            QStringLiteral("  checkpoint-0000200 | 200 |  | 1 error(s), 1 warning(s), 1 info"),
+            QStringLiteral("  checkpoint-0000300 | 300 | latest | 2 error(s), 1 warning(s), 1 info"),
+            QStringLiteral("epoch=0-step=25.ckpt | 25 |  | 2 info"),
+            QStringLiteral("  epoch=0-step=25.ckpt | 25 | latest | 2 info"),
         };
-        QVERIFY(UiTest::compareLines(UiTest::dumpModel(m_runs), expected));
+        QVERIFY(UiTest::compareLines(dump(m_runs), expected));
         // The findings dot of a checkpoint is its worst severity.
         const RunDataPtr broken = runNamed(QStringLiteral("hash-mismatch"));
         QVERIFY(broken);
         QCOMPARE(m_runs.checkpointIndex(broken->id, 1).data(RunBrowserModel::WorstSeverityRole).toInt(), int(ckpt::Severity::Error));
-        QCOMPARE(m_runs.checkpointIndex(broken->id, 0).data(RunBrowserModel::WorstSeverityRole).toInt(), -1);
+        QCOMPARE(m_runs.checkpointIndex(broken->id, 0).data(RunBrowserModel::WorstSeverityRole).toInt(), int(ckpt::Severity::Info));
     }
 
     void findingsAndFilters()
@@ -117,10 +125,24 @@ private slots:
         }
         model.setFindings(rows);
         const QStringList expected{
+            QStringLiteral("info | scaler | ddp4-mlp/0 | scaler.skipped-steps | ddp4-mlp/checkpoint-0000100/optimizer.pt: optimizer/state/0/step | the optimizer's step 99 is 1 behind global step 100, as the AMP scaler accounts for: scale 32768 = 65536 (GradScaler's default init_scale) × 0.5^1; with at most 0 growth(s) possible in 100 steps (one per 2000 clean steps), 1 update(s) were skipped by overflows"),
+            QStringLiteral("info | scaler | ddp4-mlp/1 | scaler.skipped-steps | ddp4-mlp/checkpoint-0000200/optimizer.pt: optimizer/state/0/step | the optimizer's step 198 is 2 behind global step 200, as the AMP scaler accounts for: scale 16384 = 65536 (GradScaler's default init_scale) × 0.5^2; with at most 0 growth(s) possible in 200 steps (one per 2000 clean steps), 2 update(s) were skipped by overflows"),
+            QStringLiteral("info | scaler | ddp4-mlp/2 | scaler.skipped-steps | ddp4-mlp/checkpoint-0000300/optimizer.pt: optimizer/state/0/step | the optimizer's step 298 is 2 behind global step 300, as the AMP scaler accounts for: scale 16384 = 65536 (GradScaler's default init_scale) × 0.5^2; with at most 0 growth(s) possible in 300 steps (one per 2000 clean steps), 2 update(s) were skipped by overflows"),
+            QStringLiteral("info | scaler | hash-mismatch/0 | scaler.skipped-steps | broken/hash-mismatch/checkpoint-0000200/optimizer.pt: optimizer/state/0/step | the optimizer's step 198 is 2 behind global step 200, as the AMP scaler accounts for: scale 16384 = 65536 (GradScaler's default init_scale) × 0.5^2; with at most 0 growth(s) possible in 200 steps (one per 2000 clean steps), 2 update(s) were skipped by overflows"),
             QStringLiteral("error | integrity | hash-mismatch/1 | integrity.hash-mismatch | checkpoint-0000300/manifest.json: files.optimizer.pt.sha256 | checkpoint-0000300: the SHA-256 of optimizer.pt does not match manifest.json"),
             QStringLiteral("error | integrity | hash-mismatch/1 | integrity.latest-incomplete | latest | `latest` points at checkpoint-0000300, which fails verification (1 error above): a resume from it is not safe"),
+            QStringLiteral("info | scaler | hash-mismatch/1 | scaler.skipped-steps | broken/hash-mismatch/checkpoint-0000300/optimizer.pt: optimizer/state/0/step | the optimizer's step 298 is 2 behind global step 300, as the AMP scaler accounts for: scale 16384 = 65536 (GradScaler's default init_scale) × 0.5^2; with at most 0 growth(s) possible in 300 steps (one per 2000 clean steps), 2 update(s) were skipped by overflows"),
+            QStringLiteral("error | scheduler | scheduler-stepped-twice/0 | scheduler.step-delta | broken/scheduler-stepped-twice/checkpoint-0000200/optimizer.pt: scheduler/last_epoch | the scheduler moved 200 position(s) while the global step advanced 100 (2 scheduler steps per update)"),
+            QStringLiteral("warning | scheduler | scheduler-stepped-twice/0 | scheduler.lr-log-departs | broken/scheduler-stepped-twice (metrics log) | from step 202 the logged learning rate 0.0007229594859403045 departs from the schedule saved at step 200 (0.0007364378763744426)"),
+            QStringLiteral("info | scaler | scheduler-stepped-twice/0 | scaler.skipped-steps | broken/scheduler-stepped-twice/checkpoint-0000200/optimizer.pt: optimizer/state/0/step | the optimizer's step 198 is 2 behind global step 200, as the AMP scaler accounts for: scale 16384 = 65536 (GradScaler's default init_scale) × 0.5^2; with at most 0 growth(s) possible in 200 steps (one per 2000 clean steps), 2 update(s) were skipped by overflows"),
+            QStringLiteral("error | scheduler | scheduler-stepped-twice/1 | scheduler.position | broken/scheduler-stepped-twice/checkpoint-0000300/optimizer.pt: scheduler/last_epoch | the scheduler is at position 400 but training is at global step 300 or epoch 4 (ahead by 100)"),
+            QStringLiteral("error | scheduler | scheduler-stepped-twice/1 | scheduler.step-delta | broken/scheduler-stepped-twice/checkpoint-0000200/optimizer.pt: scheduler/last_epoch | the scheduler moved 200 position(s) while the global step advanced 100 (2 scheduler steps per update)"),
+            QStringLiteral("warning | scheduler | scheduler-stepped-twice/1 | scheduler.lr-log-departs | broken/scheduler-stepped-twice (metrics log) | from step 202 the logged learning rate 0.0007229594859403045 departs from the schedule saved at step 200 (0.0007364378763744426)"),
+            QStringLiteral("info | scaler | scheduler-stepped-twice/1 | scaler.skipped-steps | broken/scheduler-stepped-twice/checkpoint-0000300/optimizer.pt: optimizer/state/0/step | the optimizer's step 298 is 2 behind global step 300, as the AMP scaler accounts for: scale 16384 = 65536 (GradScaler's default init_scale) × 0.5^2; with at most 0 growth(s) possible in 300 steps (one per 2000 clean steps), 2 update(s) were skipped by overflows"),
+            QStringLiteral("info | rng | epoch=0-step=25.ckpt/0 | rng.missing | lightning/checkpoints/epoch=0-step=25.ckpt | no RNG state in this training checkpoint: a resume cannot continue the random streams"),
+            QStringLiteral("info | environment | epoch=0-step=25.ckpt/0 | environment.not-recorded | lightning/checkpoints/epoch=0-step=25.ckpt | not recorded in this checkpoint: precision (fp32/fp16/bf16)"),
         };
-        QVERIFY(UiTest::compareLines(UiTest::dumpModel(model), expected));
+        QVERIFY(UiTest::compareLines(dump(model), expected));
 
         proxy.setMinimumSeverity(int(ckpt::Severity::Error));
         for (int row = 0; row < proxy.rowCount(); ++row)
@@ -130,7 +152,9 @@ private slots:
         proxy.setComponent(int(ckpt::Component::Security));
         QCOMPARE(proxy.rowCount(), 0);
         proxy.setComponent(int(ckpt::Component::Integrity));
-        QCOMPARE(proxy.rowCount(), model.rowCount());
+        QCOMPARE(proxy.rowCount(), 2); // hash-mismatch and the latest pointer naming it
+        for (int row = 0; row < proxy.rowCount(); ++row)
+            QCOMPARE(proxy.index(row, FindingsModel::Component).data().toString(), QStringLiteral("integrity"));
     }
 
     void checkpointFiles()
@@ -150,7 +174,7 @@ private slots:
             QStringLiteral("rng-rank-2.pt | rng | 2 | 13.4 KiB | verified (size, sha256)"),
             QStringLiteral("rng-rank-3.pt | rng | 3 | 13.4 KiB | verified (size, sha256)"),
         };
-        QVERIFY(UiTest::compareLines(UiTest::dumpModel(model), expected));
+        QVERIFY(UiTest::compareLines(dump(model), expected));
         model.setCheckpoint(nullptr, false, QString());
         QCOMPARE(model.rowCount(), 0);
     }
@@ -169,6 +193,10 @@ private slots:
             QStringLiteral("  epoch | 4 | optimizer.pt: epoch"),
             QStringLiteral("  global_step | 300 | optimizer.pt: global_step"),
             QStringLiteral("Data cursor (D) |  | "),
+            QStringLiteral("  data.batches_per_epoch | 64 | manifest.json: data/batches_per_epoch"),
+            QStringLiteral("  data.per_rank_batch_size | 8 | manifest.json: data/per_rank_batch_size"),
+            QStringLiteral("  data.sampler_seed | 4321 | manifest.json: data/sampler_seed"),
+            QStringLiteral("  data.samples | 2048 | manifest.json: data/samples"),
             QStringLiteral("  batch_pos | 44 | optimizer.pt: batch_pos"),
             QStringLiteral("  data_seed | 4321 | optimizer.pt: data_seed"),
             QStringLiteral("  sampler.epoch | 4 | rng-rank-0.pt: sampler/epoch"),
@@ -198,7 +226,7 @@ private slots:
             QStringLiteral("  world_size | 4 | rng-rank-2.pt: world_size"),
             QStringLiteral("  world_size | 4 | rng-rank-3.pt: world_size"),
         };
-        QVERIFY(UiTest::compareLines(UiTest::dumpModel(model), expected));
+        QVERIFY(UiTest::compareLines(dump(model), expected));
     }
 
     void comparison()
@@ -215,7 +243,7 @@ private slots:
             QStringLiteral("  global_step (manifest.json) | 200 | 300 | changed"),
             QStringLiteral("  epoch (optimizer.pt) | 3 | 4 | changed"),
             QStringLiteral("  global_step (optimizer.pt) | 200 | 300 | changed"),
-            QStringLiteral("Data cursor (D) |  |  | 9 of 14 differ"),
+            QStringLiteral("Data cursor (D) |  |  | 9 of 18 differ"),
             QStringLiteral("  batch_pos | 8 | 44 | changed"),
             QStringLiteral("  sampler.epoch (rng-rank-0.pt) | 3 | 4 | changed"),
             QStringLiteral("  sampler.position (rng-rank-0.pt) | 8 | 44 | changed"),
@@ -249,7 +277,7 @@ private slots:
             QStringLiteral("Model (W) |  |  | all 2 same"),
             QStringLiteral("Environment (E) |  |  | all 13 same"),
         };
-        QVERIFY(UiTest::compareLines(UiTest::dumpModel(model), expected));
+        QVERIFY(UiTest::compareLines(dump(model), expected));
         const QModelIndex scheduler = model.index(2, 0);
         QCOMPARE(scheduler.data().toString(), QStringLiteral("Scheduler (L)"));
         QCOMPARE(scheduler.data(ComparisonModel::StatusRole).toInt(), int(CompareStatus::Inconsistent));
@@ -273,7 +301,7 @@ private slots:
             QStringLiteral("6.weight | same shape | float32 [1, 64] | float32 [1, 64] | n/a | n/a | n/a"),
             QStringLiteral("6.bias | same shape | float32 [1] | float32 [1] | n/a | n/a | n/a"),
         };
-        QVERIFY(UiTest::compareLines(UiTest::dumpModel(model), expected));
+        QVERIFY(UiTest::compareLines(dump(model), expected));
         model.setStates(lightning->checkpoints[0].state, run->checkpoints[2].state);
         const QStringList mixed{
             QStringLiteral("model.0.weight | only in A | float32 [16, 8] | — | n/a | n/a | n/a"),
@@ -287,7 +315,7 @@ private slots:
             QStringLiteral("6.weight | only in B | — | float32 [1, 64] | n/a | n/a | n/a"),
             QStringLiteral("6.bias | only in B | — | float32 [1] | n/a | n/a | n/a"),
         };
-        QVERIFY(UiTest::compareLines(UiTest::dumpModel(model), mixed));
+        QVERIFY(UiTest::compareLines(dump(model), mixed));
     }
 
     void cancelStopsTheScans()

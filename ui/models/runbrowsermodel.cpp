@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "ui/models/runbrowsermodel.h"
 
-#include "core/manifest_audit.h"
 #include "ui/palettecolors.h"
 #include "ui/textformat.h"
 
@@ -122,13 +121,13 @@ void RunBrowserModel::applyState(int runId, int index, std::shared_ptr<const ckp
     emit findingsChanged(runId);
 }
 
-void RunBrowserModel::applyAudit(int runId, const ckpt::AuditResult* audit, const QString& note)
+void RunBrowserModel::applyAudit(int runId, const std::vector<ckpt::Finding>* findings, const QString& note)
 {
     const RunDataPtr target = run(runId);
     if (!target)
         return;
-    if (audit)
-        target->applyAudit(audit->findings);
+    if (findings)
+        target->applyAudit(*findings);
     target->auditNote = note;
     const QModelIndex parentIndex = runIndex(runId);
     emit dataChanged(parentIndex, parentIndex.siblingAtColumn(ColumnCount - 1));

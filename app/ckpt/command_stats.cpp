@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+// `ckpt tensors PATH --stats`: per-tensor statistics of a file, or of a checkpoint directory
+// with its DCP chunk maps, merged ZeRO partitions and per-rank replica checks.
+#include "commands.h"
+#include "progress_line.h"
+#include "text_format.h"
+
+#include "core/checkpoint_stats.h"
+#include "core/json_export.h"
+#include "core/stats_json.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+namespace {
+
+using namespace ckpt;
+
+std::string figure(double v)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+std::string specials(const TensorStats& s)
+{
+    std::string out;
+    if (s.nan)
+        out += std::to_string(s.nan) + " nan ";
+    if (s.posinf)
+        out += std::to_string(s.posinf) + " +inf ";
+    if (s.neginf)
+        out += std::to_string(s.neginf) + " -inf ";
+    return out.empty() ? "-" : out.substr(0, out.size() - 1);
+}
+
+void addStatsRow(TextTable& table, const std::string& key, const TensorStats& s)
+{
+    if (!s.ok()) {
+        table.addRow({key, s.dtype, "", "", "", "", "", "", "", s.problem});
+        return;
+    }
+    table.addRow({key, s.dtype + (s.complexMagnitude ? " |z|" : ""), figure(s.min), figure(s.max), figure(s.mean), figure(s.std),
+                  figure(s.absmax), std::to_string(s.zeros), specials(s), ""});
+}
+
+TextTable statsTable()
+{
+    return TextTable({"KEY", "DTYPE", "MIN", "MAX", "MEAN", "STD", "ABSMAX", "ZEROS", "NAN/INF", "NOTE"});
+}
+
+void printFileStats(const FileStats& fs)
+{
+    TextTable table = statsTable();
+    for (const auto& e : fs.tensors)
+        addStatsRow(table, formatKeyPath(e.key) + (e.alias ? " (alias)" : ""), e.stats);
+    table.print(std::cout);
+}
+
+int directoryStats(const CliArgs& args, const StatsOptions& options)
+{
+    const CheckpointStats cs = computeCheckpointStats(args.positional[0], options);
+    if (args.has("--json")) {
+        nlohmann::json files = nlohmann::json::array();
+        for (const auto& fs : cs.files) {
+            auto file = CheckpointFile::open(fs.path);
+            auto j = tensorsReportWithStatsToJson(*file, fs);
+            j["role"] = fs.role;
+            j["rank"] = fs.rank < 0 ? nlohmann::json(nullptr) : nlohmann::json(fs.rank);
+            files.push_back(std::move(j));
+        }
+        nlohmann::json sharded = nlohmann::json::array(), replicas = nlohmann::json::array();
+        for (const auto& s : cs.sharded)
+            sharded.push_back(shardedStatsToJson(s));
+        for (const auto& r : cs.replicas)
+            replicas.push_back(replicaGroupToJson(r));
+        std::cout << dumpJson({{"path", cs.path}, {"layout", cs.layout}, {"files", files}, {"sharded", sharded},
+                               {"replicas", replicas}, {"cancelled", cs.cancelled}, {"warnings", cs.warnings}})
+                  << '\n';
+        return kExitOk;
+    }
+    std::cout << cs.path << "  (layout " << cs.layout << ")\n";
+    for (const auto& fs : cs.files) {
+        std::cout << "\n" << fs.path << (fs.rank >= 0 ? "  (rank " + std::to_string(fs.rank) + ")" : "") << "\n";
+        printFileStats(fs);
+    }
+    for (const auto& s : cs.sharded) {
+        std::cout << "\n" << s.key << "  " << s.dtype << " " << formatShape(s.shape) << "  " << s.kind << "\n";
+        TextTable table = statsTable();
+        for (const auto& shard : s.shards)
+            addStatsRow(table, "  rank " + std::to_string(shard.rank) + " @" + formatShape(shard.offsets) + " " + formatShape(shard.sizes), shard.stats);
+        addStatsRow(table, "  merged", s.merged);
+        table.print(std::cout);
+    }
+    for (const auto& r : cs.replicas) {
+        if (r.identical)
+            continue;
+        std::cout << "\nreplicas differ: " << r.key << "\n";
+        for (const auto& d : r.vsFirst)
+            std::cout << "  rank " << r.ranks.front() << " vs " << d.fileB << ": " << diffStatusName(d.status) << ", " << d.nDiff
+                      << " elements differ, max |a-b| " << figure(d.maxAbsDiff) << "\n";
+    }
+    std::size_t identical = 0;
+    for (const auto& r : cs.replicas)
+        identical += r.identical;
+    if (!cs.replicas.empty())
+        std::cout << "\n" << identical << " of " << cs.replicas.size() << " replicated tensors identical on every rank\n";
+    for (const auto& w : cs.warnings)
+        std::cout << "warning: " << w << "\n";
+    return cs.cancelled ? kExitUnreadable : kExitOk;
+}
+
+} // namespace
+
+int runTensorStats(const CliArgs& args)
+{
+    ProgressLine progress("stats");
+    StatsOptions options;
+    options.progress = progress.callback();
+    if (std::filesystem::is_directory(args.positional[0]))
+        return directoryStats(args, options);
+    std::unique_ptr<CheckpointFile> file;
+    try {
+        file = CheckpointFile::open(args.positional[0]);
+    } catch (const std::exception& e) {
+        return failWith(e.what());
+    }
+    const FileStats fs = computeFileStats(*file, options);
+    progress.clear();
+    if (args.has("--json")) {
+        std::cout << dumpJson(tensorsReportWithStatsToJson(*file, fs)) << '\n';
+        return kExitOk;
+    }
+    printFileStats(fs);
+    for (const auto& w : file->warnings())
+        std::cout << "warning: " << w << "\n";
+    return kExitOk;
+}

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+#include "app/validate/probe.h"
+
+#include "core/checkpoint_file.h"
+#include "core/tensor_bytes.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace ckpt::validate {
+namespace {
+
+constexpr int kProbeFormatVersion = 1;
+
+std::string insideProbe(const Probe& probe, const std::string& name)
+{
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+        throw std::runtime_error(probe.dir + "/probe.json: '" + name + "' is not a file name inside the probe folder");
+    return (fs::path(probe.dir) / name).string();
+}
+
+} // namespace
+
+std::string defaultProbeDir(const std::string& checkpointPath)
+{
+    fs::path p = fs::path(checkpointPath);
+    if (!p.has_filename())
+        p = p.parent_path(); // "checkpoint-0000200/"
+    return (p.parent_path() / "probes" / ("after-" + p.filename().string())).string();
+}
+
+Probe readProbe(const std::string& path)
+{
+    Probe probe;
+    fs::path jsonPath = path;
+    if (fs::is_directory(jsonPath) || jsonPath.extension() != ".json")
+        jsonPath /= "probe.json";
+    probe.dir = jsonPath.parent_path().string();
+    std::ifstream in(jsonPath);
+    if (!in)
+        throw std::runtime_error(jsonPath.string() + ": no probe here (record one with ckpt_writer's writer.probe(); "
+                                                     "or pass --probe)");
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+        probe.json = nlohmann::json::parse(text.str());
+    } catch (const std::exception& e) {
+        throw std::runtime_error(jsonPath.string() + ": not valid JSON: " + e.what());
+    }
+    const auto& j = probe.json;
+    if (!j.is_object() || j.value("format", "") != "ckpt-probe")
+        throw std::runtime_error(jsonPath.string() + ": not a ckpt-probe file (no \"format\": \"ckpt-probe\")");
+    if (j.value("format_version", 0) != kProbeFormatVersion)
+        throw std::runtime_error(jsonPath.string() + ": probe format_version " + j.value("format_version", nlohmann::json()).dump()
+                                 + ", this validator reads version " + std::to_string(kProbeFormatVersion));
+    for (const char* key : {"module", "micro_batches", "parameters", "optimizer", "lr", "ranks"}) {
+        if (!j.contains(key))
+            throw std::runtime_error(jsonPath.string() + ": the probe has no \"" + key + "\"");
+    }
+    if (!j["micro_batches"].is_array() || j["micro_batches"].empty())
+        throw std::runtime_error(jsonPath.string() + ": the probe records no micro-batch");
+    probe.modulePath = insideProbe(probe, j["module"].value("file", "module.pt"));
+    return probe;
+}
+
+std::vector<HostTensor> readMicroBatch(const Probe& probe, std::size_t index)
+{
+    const auto& mb = probe.json["micro_batches"].at(index);
+    const std::string path = insideProbe(probe, mb.value("file", ""));
+    const auto file = CheckpointFile::open(path);
+    const int64_t within = mb.value("index", 0);
+    std::vector<HostTensor> out;
+    for (int64_t i = 0;; ++i) {
+        const TensorInfo* t = tensorAt(*file, KeyPath{within, std::string("inputs"), i});
+        if (!t)
+            break;
+        out.push_back({t->dtype, t->shape, contiguousTensorBytes(*file, *t)});
+    }
+    if (out.empty())
+        throw std::runtime_error(path + ": micro-batch " + std::to_string(within) + " has no input tensors");
+    return out;
+}
+
+std::map<std::string, std::map<std::string, RngState>> readProbeRng(const Probe& probe, const std::string& name)
+{
+    const auto file = CheckpointFile::open(insideProbe(probe, name));
+    std::map<std::string, std::map<std::string, RngState>> out;
+    for (auto& s : findRngStates(*file)) {
+        if (s.key.empty() || !std::holds_alternative<std::string>(s.key[0]))
+            continue;
+        const std::string phase = std::get<std::string>(s.key[0]);
+        out[phase].emplace(rngKindName(s.kind), std::move(s)); // the first of a kind (CUDA: device 0)
+    }
+    return out;
+}
+
+} // namespace ckpt::validate

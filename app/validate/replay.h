@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// The one update replayed with LibTorch, described in plain C++ so that only torch_replay.cpp
+// includes torch headers: what goes in (tensors as bytes read by the core's safe reader, the
+// optimizer's groups and state, generator states) and what comes out (digests, losses, norms,
+// generator states after). The probe's TorchScript module is the one file LibTorch opens.
+#pragma once
+
+#include "core/dtype.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ckpt::validate {
+
+/// A tensor's elements, contiguous and little-endian, as the core read them from a file.
+struct HostTensor {
+    DType dtype = DType::Unknown;
+    std::vector<int64_t> shape;
+    std::vector<std::byte> bytes;
+};
+
+/// sum and L2 norm in float64, SHA-256 of the row-major little-endian bytes (ckpt_writer.tensor_digest).
+struct TensorDigest {
+    std::string dtype;
+    std::vector<int64_t> shape;
+    double sum = 0, l2 = 0;
+    std::string sha256;
+};
+
+struct OptimizerGroup {
+    std::vector<std::string> params;          // parameter names (the model's state_dict keys)
+    std::map<std::string, double> hyper;      // lr, eps, weight_decay, momentum, dampening, beta1, beta2
+    bool amsgrad = false, nesterov = false, maximize = false;
+};
+
+struct ParamOptimizerState {
+    std::optional<int64_t> step;
+    std::map<std::string, HostTensor> moments; // exp_avg, exp_avg_sq, max_exp_avg_sq, momentum_buffer
+};
+
+struct MicroBatch {
+    int rank = 0;
+    std::vector<HostTensor> inputs;
+};
+
+struct ReplayInput {
+    std::string modulePath;     // the probe's TorchScript module
+    std::string method;         // "training_loss" or "forward"
+    std::string statePrefix;    // where the model's state_dict sits inside the module ("model.")
+    std::map<std::string, HostTensor> weights; // W, by state_dict key
+    std::vector<MicroBatch> microBatches;
+    double gradDivisor = 1;
+    std::optional<double> maxGradNorm;
+    std::optional<double> scale;              // the loss scale to apply (power of two: exact)
+    std::string optimizerType;                // "AdamW", "Adam", "SGD"; anything else: forward/backward only
+    std::vector<OptimizerGroup> groups;
+    std::map<std::string, ParamOptimizerState> optimizerState;
+    std::map<int, std::vector<std::byte>> cpuGenerator;  // rank -> torch CPU generator state bytes
+    std::map<int, std::vector<std::byte>> cudaGenerator; // rank -> torch CUDA generator state bytes
+    std::map<int, uint64_t> cudaSeed;                    // rank -> its CUDA generator's seed (fallback)
+    std::string device = "auto";              // auto | cpu | cuda | cuda:N
+    int threads = 0;                          // CPU intra-op threads (0: LibTorch's default)
+};
+
+/// One entry of the W load report (strict: anything but "dtype" stops the replay).
+struct LoadIssue {
+    std::string kind; // "missing" (in the module, not in W), "unexpected" (in W, not in the module), "shape", "dtype", "prefix"
+    std::string key;
+    std::string detail;
+};
+
+struct ReplayResult {
+    std::string device;                    // the device the update ran on
+    std::string torchVersion;              // this LibTorch
+    bool cudaAvailable = false;
+    std::vector<LoadIssue> load;
+    bool loaded = false;
+    std::string optimizerMode;             // "step" or "forward/backward only: <why>"
+    bool stepped = false;
+    std::vector<double> losses;            // per micro-batch, before division
+    std::optional<double> gradNorm;        // total norm before clipping
+    bool foundInf = false;                 // the scaled gradients held inf/nan: the step was skipped
+    std::vector<std::vector<TensorDigest>> inputs;  // per micro-batch, as handed to the module
+    std::map<std::string, TensorDigest> paramsBefore, paramsAfter;
+    std::map<std::string, std::map<std::string, TensorDigest>> momentsBefore;
+    std::map<std::string, int64_t> stepBefore;
+    std::map<std::string, std::map<std::string, TensorDigest>> momentsAfter;
+    std::map<std::string, int64_t> stepAfter;
+    std::map<int, std::vector<std::byte>> cpuGeneratorAfter;
+    std::vector<std::string> notes;
+};
+
+using ReplayProgress = std::function<void(const std::string& stage, const std::string& message)>;
+
+/// Loads the module, applies W strictly, builds the optimizer, restores the generators and runs one
+/// forward/backward/step. Throws std::runtime_error (with a message a user can act on) when it cannot
+/// run; a strict-load failure returns with loaded == false and the issues listed.
+ReplayResult replayUpdate(const ReplayInput& input, const ReplayProgress& progress);
+
+/// The LibTorch version this validator was built with, e.g. "1.13.0".
+std::string libtorchVersion();
+
+} // namespace ckpt::validate

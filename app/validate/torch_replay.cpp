@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: MIT
+// The only translation unit of the validator that includes LibTorch (each one costs ~10 s to
+// compile). It never opens a checkpoint: W, the optimizer state, the batches and the generator
+// states arrive as bytes the core read safely; the probe's TorchScript module is the one file
+// torch::jit::load reads.
+#include "app/validate/replay.h"
+
+#include "core/sha256.h"
+
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <ATen/Context.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cmath>
+#include <set>
+#include <sstream>
+
+namespace ckpt::validate {
+namespace {
+
+at::ScalarType scalarTypeOf(DType t)
+{
+    switch (t) {
+    case DType::Bool: return at::kBool;
+    case DType::UInt8: return at::kByte;
+    case DType::Int8: return at::kChar;
+    case DType::Int16: return at::kShort;
+    case DType::Int32: return at::kInt;
+    case DType::Int64: return at::kLong;
+    case DType::Float16: return at::kHalf;
+    case DType::BFloat16: return at::kBFloat16;
+    case DType::Float32: return at::kFloat;
+    case DType::Float64: return at::kDouble;
+    case DType::Complex64: return at::kComplexFloat;
+    case DType::Complex128: return at::kComplexDouble;
+    default: throw std::runtime_error("dtype " + std::string(dtypeName(t)) + " is not supported by the replay");
+    }
+}
+
+at::Tensor toTorch(const HostTensor& h)
+{
+    const auto type = scalarTypeOf(h.dtype);
+    auto t = torch::empty(h.shape, torch::TensorOptions().dtype(type));
+    if (static_cast<std::size_t>(t.nbytes()) != h.bytes.size())
+        throw std::runtime_error("a tensor's bytes do not match its shape and dtype");
+    std::memcpy(t.data_ptr(), h.bytes.data(), h.bytes.size());
+    return t;
+}
+
+std::vector<std::byte> bytesOf(const at::Tensor& t)
+{
+    const at::Tensor c = t.detach().to(at::kCPU).contiguous();
+    std::vector<std::byte> out(static_cast<std::size_t>(c.nbytes()));
+    std::memcpy(out.data(), c.data_ptr(), out.size());
+    return out;
+}
+
+// ckpt_writer.tensor_digest: sum and L2 in float64, SHA-256 of the little-endian bytes.
+TensorDigest digest(const at::Tensor& t)
+{
+    const at::Tensor c = t.detach().to(at::kCPU).contiguous();
+    const at::Tensor d = c.is_complex() ? c.abs().to(at::kDouble) : c.to(at::kDouble);
+    TensorDigest out;
+    std::string name = c10::toString(c.scalar_type());
+    static const std::map<std::string, std::string> pyNames = {
+        {"Float", "float32"}, {"Double", "float64"}, {"Half", "float16"}, {"BFloat16", "bfloat16"},
+        {"Long", "int64"}, {"Int", "int32"}, {"Short", "int16"}, {"Char", "int8"}, {"Byte", "uint8"},
+        {"Bool", "bool"}, {"ComplexFloat", "complex64"}, {"ComplexDouble", "complex128"}};
+    out.dtype = pyNames.contains(name) ? pyNames.at(name) : name;
+    out.shape = c.sizes().vec();
+    out.sum = d.sum().item<double>();
+    out.l2 = d.norm().item<double>();
+    const auto* p = static_cast<const std::byte*>(c.data_ptr());
+    out.sha256 = sha256Hex(std::span<const std::byte>(p, static_cast<std::size_t>(c.nbytes())));
+    return out;
+}
+
+c10::Device resolveDevice(const std::string& spec, std::vector<std::string>& notes)
+{
+    const bool cuda = torch::cuda::is_available();
+    if (spec == "auto") {
+        if (!cuda)
+            notes.push_back("--device auto: no CUDA device is visible to this LibTorch, the update runs on the CPU");
+        return cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+    }
+    c10::Device d(spec); // throws on a malformed spec
+    if (d.is_cuda()) {
+        if (!cuda)
+            throw std::runtime_error("--device " + spec + ": this LibTorch sees no CUDA device (built for CPU, or no driver)");
+        const int index = d.has_index() ? d.index() : 0;
+        if (index >= static_cast<int>(torch::cuda::device_count()))
+            throw std::runtime_error("--device " + spec + ": only " + std::to_string(torch::cuda::device_count())
+                                     + " CUDA device(s) are visible");
+        return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+    }
+    if (!d.is_cpu())
+        throw std::runtime_error("--device " + spec + ": use auto, cpu, cuda or cuda:N");
+    return d;
+}
+
+// The optimizer's state map is keyed by the tensor's impl: as a string in LibTorch 1.x, as a
+// pointer in 2.x. One key function serves both.
+using StateKey = std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>::key_type;
+
+template <class Key = StateKey>
+Key stateKey(const at::Tensor& p)
+{
+    if constexpr (std::is_same_v<Key, std::string>) {
+        std::ostringstream key;
+        key << p.unsafeGetTensorImpl();
+        return key.str();
+    } else {
+        return p.unsafeGetTensorImpl();
+    }
+}
+
+double hyper(const OptimizerGroup& g, const char* key, double fallback)
+{
+    const auto it = g.hyper.find(key);
+    return it == g.hyper.end() ? fallback : it->second;
+}
+
+class Replay {
+public:
+    Replay(const ReplayInput& in, const ReplayProgress& progress) : m_in(in), m_progress(progress) {}
+
+    ReplayResult run()
+    {
+        m_out.torchVersion = libtorchVersion();
+        m_out.cudaAvailable = torch::cuda::is_available();
+        m_device = resolveDevice(m_in.device, m_out.notes);
+        m_out.device = m_device.str();
+        configureDeterminism();
+        m_progress("module", "loading the TorchScript module " + m_in.modulePath);
+        try {
+            m_module = torch::jit::load(m_in.modulePath, c10::Device(c10::kCPU));
+        } catch (const std::exception& e) {
+            throw std::runtime_error(m_in.modulePath + ": not a TorchScript module LibTorch " + m_out.torchVersion
+                                     + " can load: " + firstLine(e.what()));
+        }
+        if (m_in.method != "forward" && !m_module.find_method(m_in.method))
+            throw std::runtime_error(m_in.modulePath + ": the module has no method '" + m_in.method + "'");
+        m_progress("weights", "loading W strictly into the module");
+        if (!loadWeights())
+            return std::move(m_out);
+        m_module.to(m_device);
+        m_module.train(true);
+        collectParameters();
+        for (const auto& [name, t] : m_params)
+            m_out.paramsBefore[name] = digest(t);
+        for (const auto& [name, t] : m_buffers)
+            m_out.paramsBefore[name] = digest(t);
+        m_progress("optimizer", "building " + m_in.optimizerType + " from the checkpoint's param groups and state");
+        buildOptimizer();
+        m_progress("update", "forward/backward of " + std::to_string(m_in.microBatches.size()) + " micro-batch(es) on "
+                                 + m_out.device);
+        forwardBackward();
+        finishUpdate();
+        for (const auto& [name, t] : m_params)
+            m_out.paramsAfter[name] = digest(t);
+        for (const auto& [name, t] : m_buffers)
+            m_out.paramsAfter[name] = digest(t);
+        readOptimizerState(m_out.momentsAfter, m_out.stepAfter);
+        return std::move(m_out);
+    }
+
+private:
+    static std::string firstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+    void configureDeterminism()
+    {
+        // Deterministic kernels where LibTorch has them; warn_only so an op without one still runs
+        // (its result then lands in the numerics component, not in a crash).
+        at::globalContext().setDeterministicAlgorithms(true, true);
+        at::globalContext().setDeterministicCuDNN(true);
+        at::globalContext().setBenchmarkCuDNN(false);
+        if (m_in.threads > 0)
+            at::set_num_threads(m_in.threads);
+    }
+
+    std::map<std::string, at::Tensor> moduleTensors()
+    {
+        std::map<std::string, at::Tensor> out;
+        for (const auto& p : m_module.named_parameters(true))
+            out.emplace(p.name, p.value);
+        for (const auto& b : m_module.named_buffers(true))
+            out.emplace(b.name, b.value);
+        return out;
+    }
+
+    bool loadWeights()
+    {
+        std::map<std::string, at::Tensor> target; // model key -> module tensor
+        std::vector<std::string> outside;
+        for (auto& [name, t] : moduleTensors()) {
+            if (name.starts_with(m_in.statePrefix))
+                target.emplace(name.substr(m_in.statePrefix.size()), t);
+            else
+                outside.push_back(name);
+        }
+        // A DDP-wrapped save carries "module." on every key: said, then stripped (never silently).
+        bool stripModule = !m_in.weights.empty();
+        for (const auto& [key, _] : m_in.weights)
+            stripModule = stripModule && key.starts_with("module.") && !target.contains(key);
+        if (stripModule)
+            m_out.load.push_back({"prefix", "module.", "every key of W starts with 'module.' (a DDP-wrapped save); "
+                                                       "matched without it"});
+        std::set<std::string> seen;
+        for (const auto& [rawKey, host] : m_in.weights) {
+            const std::string key = stripModule ? rawKey.substr(7) : rawKey;
+            const auto it = target.find(key);
+            if (it == target.end()) {
+                m_out.load.push_back({"unexpected", rawKey, "in W but not in the module"});
+                continue;
+            }
+            seen.insert(key);
+            const at::Tensor src = toTorch(host);
+            if (src.sizes() != it->second.sizes()) {
+                m_out.load.push_back({"shape", rawKey, "W " + shapeText(src.sizes()) + ", module " + shapeText(it->second.sizes())});
+                continue;
+            }
+            if (src.scalar_type() != it->second.scalar_type())
+                m_out.load.push_back({"dtype", rawKey, std::string("W ") + c10::toString(src.scalar_type()) + ", module "
+                                                         + c10::toString(it->second.scalar_type()) + ": converted"});
+            torch::NoGradGuard noGrad;
+            it->second.copy_(src);
+        }
+        for (const auto& [key, _] : target) {
+            if (!seen.contains(key))
+                m_out.load.push_back({"missing", key, "in the module but not in W"});
+        }
+        for (const auto& name : outside)
+            m_out.load.push_back({"missing", name, "a module tensor outside the model's state_dict prefix '" + m_in.statePrefix + "'"});
+        m_out.loaded = std::none_of(m_out.load.begin(), m_out.load.end(), [](const LoadIssue& i) {
+            return i.kind == "missing" || i.kind == "unexpected" || i.kind == "shape";
+        });
+        return m_out.loaded;
+    }
+
+    static std::string shapeText(at::IntArrayRef s)
+    {
+        std::string out = "[";
+        for (std::size_t i = 0; i < s.size(); ++i)
+            out += (i ? ", " : "") + std::to_string(s[i]);
+        return out + "]";
+    }
+
+    void collectParameters()
+    {
+        m_params.clear();
+        m_buffers.clear();
+        for (const auto& p : m_module.named_parameters(true)) {
+            if (p.name.starts_with(m_in.statePrefix))
+                m_params.emplace(p.name.substr(m_in.statePrefix.size()), p.value);
+        }
+        for (const auto& b : m_module.named_buffers(true)) {
+            if (b.name.starts_with(m_in.statePrefix))
+                m_buffers.emplace(b.name.substr(m_in.statePrefix.size()), b.value);
+        }
+    }
+
+    at::Tensor param(const std::string& name)
+    {
+        const auto it = m_params.find(name);
+        if (it == m_params.end())
+            throw std::runtime_error("the optimizer's parameter '" + name + "' is not a parameter of the module");
+        return it->second;
+    }
+
+    at::Tensor moment(const ParamOptimizerState& s, const char* key)
+    {
+        const auto it = s.moments.find(key);
+        return it == s.moments.end() ? at::Tensor() : toTorch(it->second).to(m_device);
+    }
+
+    void buildOptimizer()
+    {
+        const std::string& type = m_in.optimizerType;
+        if (type != "AdamW" && type != "Adam" && type != "SGD") {
+            m_out.optimizerMode = "forward/backward only: " + (type.empty() ? std::string("the optimizer's class is unknown")
+                                                                             : type + " has no LibTorch C++ implementation here")
+                                + " (AdamW, Adam and SGD are replayed)";
+            return;
+        }
+        for (const auto& g : m_in.groups) {
+            if (g.maximize) {
+                m_out.optimizerMode = "forward/backward only: maximize=True has no LibTorch C++ equivalent";
+                return;
+            }
+        }
+        std::vector<torch::optim::OptimizerParamGroup> groups;
+        for (const auto& g : m_in.groups) {
+            std::vector<at::Tensor> params;
+            for (const auto& name : g.params)
+                params.push_back(param(name));
+            const double lr = hyper(g, "lr", 1e-3);
+            if (type == "AdamW") {
+                auto o = std::make_unique<torch::optim::AdamWOptions>(lr);
+                o->betas({hyper(g, "beta1", 0.9), hyper(g, "beta2", 0.999)}).eps(hyper(g, "eps", 1e-8))
+                    .weight_decay(hyper(g, "weight_decay", 1e-2)).amsgrad(g.amsgrad);
+                groups.emplace_back(params, std::move(o));
+            } else if (type == "Adam") {
+                auto o = std::make_unique<torch::optim::AdamOptions>(lr);
+                o->betas({hyper(g, "beta1", 0.9), hyper(g, "beta2", 0.999)}).eps(hyper(g, "eps", 1e-8))
+                    .weight_decay(hyper(g, "weight_decay", 0)).amsgrad(g.amsgrad);
+                groups.emplace_back(params, std::move(o));
+            } else {
+                auto o = std::make_unique<torch::optim::SGDOptions>(lr);
+                o->momentum(hyper(g, "momentum", 0)).dampening(hyper(g, "dampening", 0))
+                    .weight_decay(hyper(g, "weight_decay", 0)).nesterov(g.nesterov);
+                groups.emplace_back(params, std::move(o));
+            }
+        }
+        if (type == "AdamW")
+            m_optimizer = std::make_unique<torch::optim::AdamW>(groups, torch::optim::AdamWOptions());
+        else if (type == "Adam")
+            m_optimizer = std::make_unique<torch::optim::Adam>(groups, torch::optim::AdamOptions());
+        else
+            m_optimizer = std::make_unique<torch::optim::SGD>(groups, torch::optim::SGDOptions(0));
+        copyStateIn();
+        readOptimizerState(m_out.momentsBefore, m_out.stepBefore);
+        m_out.optimizerMode = "step";
+    }
+
+    // The checkpoint's moments and step counts, by parameter name.
+    void copyStateIn()
+    {
+        for (const auto& [name, s] : m_in.optimizerState) {
+            const at::Tensor p = param(name);
+            std::unique_ptr<torch::optim::OptimizerParamState> slot;
+            if (m_in.optimizerType == "SGD") {
+                auto st = std::make_unique<torch::optim::SGDParamState>();
+                st->momentum_buffer(moment(s, "momentum_buffer"));
+                if (st->momentum_buffer().defined())
+                    slot = std::move(st);
+            } else if (m_in.optimizerType == "Adam") {
+                auto st = std::make_unique<torch::optim::AdamParamState>();
+                st->step(s.step.value_or(0)).exp_avg(moment(s, "exp_avg")).exp_avg_sq(moment(s, "exp_avg_sq"))
+                    .max_exp_avg_sq(moment(s, "max_exp_avg_sq"));
+                if (st->exp_avg().defined() && st->exp_avg_sq().defined())
+                    slot = std::move(st);
+            } else {
+                auto st = std::make_unique<torch::optim::AdamWParamState>();
+                st->step(s.step.value_or(0)).exp_avg(moment(s, "exp_avg")).exp_avg_sq(moment(s, "exp_avg_sq"))
+                    .max_exp_avg_sq(moment(s, "max_exp_avg_sq"));
+                if (st->exp_avg().defined() && st->exp_avg_sq().defined())
+                    slot = std::move(st);
+            }
+            if (slot)
+                m_optimizer->state()[stateKey(p)] = std::move(slot);
+            else
+                m_out.notes.push_back("optimizer state of '" + name + "' has no usable moments: it starts fresh");
+        }
+    }
+
+    void readOptimizerState(std::map<std::string, std::map<std::string, TensorDigest>>& moments,
+                            std::map<std::string, int64_t>& steps)
+    {
+        if (!m_optimizer)
+            return;
+        for (const auto& [name, p] : m_params) {
+            const auto it = m_optimizer->state().find(stateKey(p));
+            if (it == m_optimizer->state().end() || !it->second)
+                continue;
+            const auto* slot = &it->second;
+            if (auto* s = dynamic_cast<torch::optim::AdamWParamState*>(slot->get())) {
+                steps[name] = s->step();
+                moments[name]["exp_avg"] = digest(s->exp_avg());
+                moments[name]["exp_avg_sq"] = digest(s->exp_avg_sq());
+                if (s->max_exp_avg_sq().defined())
+                    moments[name]["max_exp_avg_sq"] = digest(s->max_exp_avg_sq());
+            } else if (auto* a = dynamic_cast<torch::optim::AdamParamState*>(slot->get())) {
+                steps[name] = a->step();
+                moments[name]["exp_avg"] = digest(a->exp_avg());
+                moments[name]["exp_avg_sq"] = digest(a->exp_avg_sq());
+                if (a->max_exp_avg_sq().defined())
+                    moments[name]["max_exp_avg_sq"] = digest(a->max_exp_avg_sq());
+            } else if (auto* g = dynamic_cast<torch::optim::SGDParamState*>(slot->get())) {
+                if (g->momentum_buffer().defined())
+                    moments[name]["momentum_buffer"] = digest(g->momentum_buffer());
+            }
+        }
+    }
+
+    static void setGenerator(const at::Generator& constGen, const std::vector<std::byte>& bytes)
+    {
+        at::Generator gen = constGen; // a handle to the same generator
+        auto state = torch::empty({static_cast<int64_t>(bytes.size())}, torch::kUInt8);
+        std::memcpy(state.data_ptr(), bytes.data(), bytes.size());
+        std::lock_guard<std::mutex> lock(gen.mutex());
+        gen.set_state(state);
+    }
+
+    static std::vector<std::byte> generatorState(const at::Generator& constGen)
+    {
+        at::Generator gen = constGen;
+        std::lock_guard<std::mutex> lock(gen.mutex());
+        return bytesOf(gen.get_state());
+    }
+
+    // The saved CUDA state (seed and philox offset) goes back in whole; a LibTorch whose state layout
+    // differs from the saving torch's (816 vs 16 bytes) gets the seed alone, and the report says so.
+    void restoreCudaGenerator(int rank)
+    {
+        const auto cg = m_in.cudaGenerator.find(rank);
+        if (cg == m_in.cudaGenerator.end())
+            return;
+        at::Generator gen = at::globalContext().defaultGenerator(m_device);
+        try {
+            setGenerator(gen, cg->second);
+        } catch (const c10::Error& e) {
+            const auto seed = m_in.cudaSeed.find(rank);
+            if (seed != m_in.cudaSeed.end()) {
+                std::lock_guard<std::mutex> lock(gen.mutex());
+                gen.set_current_seed(seed->second);
+            }
+            m_out.notes.push_back("rank " + std::to_string(rank) + ": this LibTorch does not accept the saved CUDA generator "
+                                  "state (" + std::to_string(cg->second.size()) + " bytes): "
+                                  + (seed != m_in.cudaSeed.end() ? "its seed was restored, its offset was not" : "not restored"));
+        }
+    }
+
+    void forwardBackward()
+    {
+        for (auto& [_, p] : m_params)
+            p.mutable_grad() = at::Tensor();
+        const at::Generator& cpu = at::detail::getDefaultCPUGenerator();
+        std::map<int, std::vector<std::byte>> current = m_in.cpuGenerator; // each rank's generator, as it advances
+        for (const auto& mb : m_in.microBatches) {
+            const auto gen = current.find(mb.rank);
+            if (gen != current.end())
+                setGenerator(cpu, gen->second);
+            if (m_device.is_cuda())
+                restoreCudaGenerator(mb.rank);
+            std::vector<c10::IValue> args;
+            std::vector<TensorDigest> digests;
+            for (const auto& h : mb.inputs) {
+                const at::Tensor t = toTorch(h);
+                digests.push_back(digest(t));
+                args.emplace_back(t.to(m_device));
+            }
+            m_out.inputs.push_back(std::move(digests));
+            const c10::IValue value = m_in.method == "forward" ? m_module.forward(args) : m_module.get_method(m_in.method)(args);
+            if (!value.isTensor() || value.toTensor().numel() != 1)
+                throw std::runtime_error("the module's " + m_in.method + "() must return the loss as a one-element tensor");
+            at::Tensor loss = value.toTensor();
+            m_out.losses.push_back(loss.item<double>());
+            at::Tensor scaled = loss / m_in.gradDivisor;
+            if (m_in.scale)
+                scaled = scaled * *m_in.scale;
+            scaled.backward();
+            if (gen != current.end())
+                current[mb.rank] = generatorState(cpu);
+        }
+        m_out.cpuGeneratorAfter = current;
+    }
+
+    void finishUpdate()
+    {
+        std::vector<at::Tensor> params;
+        for (auto& [_, p] : m_params) {
+            if (p.grad().defined())
+                params.push_back(p);
+        }
+        if (m_in.scale) { // GradScaler.unscale_: grads times the float32 reciprocal of the scale
+            const at::Tensor inv = torch::full({}, *m_in.scale, torch::kDouble).reciprocal().to(torch::kFloat).to(m_device);
+            for (auto& p : params) {
+                p.mutable_grad().mul_(inv.to(p.grad().scalar_type()));
+                m_out.foundInf = m_out.foundInf || !torch::isfinite(p.grad()).all().item<bool>();
+            }
+        }
+        if (m_in.maxGradNorm && !m_out.foundInf) {
+            m_out.gradNorm = torch::nn::utils::clip_grad_norm_(params, *m_in.maxGradNorm);
+        } else if (!params.empty()) {
+            std::vector<at::Tensor> norms;
+            for (const auto& p : params)
+                norms.push_back(p.grad().detach().norm(2));
+            m_out.gradNorm = torch::stack(norms).norm(2).item<double>();
+        }
+        if (!m_optimizer || m_out.foundInf)
+            return;
+        m_optimizer->step();
+        m_out.stepped = true;
+    }
+
+    const ReplayInput& m_in;
+    const ReplayProgress& m_progress;
+    ReplayResult m_out;
+    c10::Device m_device{c10::kCPU};
+    torch::jit::Module m_module;
+    std::map<std::string, at::Tensor> m_params, m_buffers;
+    std::unique_ptr<torch::optim::Optimizer> m_optimizer;
+};
+
+} // namespace
+
+std::string libtorchVersion()
+{
+    return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "."
+         + std::to_string(TORCH_VERSION_PATCH);
+}
+
+ReplayResult replayUpdate(const ReplayInput& input, const ReplayProgress& progress)
+{
+    try {
+        return Replay(input, progress).run();
+    } catch (const c10::Error& e) {
+        throw std::runtime_error(std::string("LibTorch: ") + e.what_without_backtrace());
+    }
+}
+
+} // namespace ckpt::validate

@@ -1,0 +1,597 @@
+// SPDX-License-Identifier: MIT
+// GCC 12 reports nlohmann::json temporaries as maybe-uninitialized (a known false positive).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include "app/validate/validation.h"
+
+#include "app/validate/comparison.h"
+#include "app/validate/environment_check.h"
+#include "app/validate/probe.h"
+#include "app/validate/replay.h"
+#include "core/tensor_bytes.h"
+#include "core/training_state.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+namespace ckpt::validate {
+namespace {
+
+constexpr int kSteps = 7;
+
+using json = nlohmann::json;
+
+// A field's text as JSON: numbers as numbers, true/false as booleans, anything else as a string.
+json valueOf(const std::string& text)
+{
+    if (text == "true" || text == "True")
+        return true;
+    if (text == "false" || text == "False")
+        return false;
+    try {
+        std::size_t used = 0;
+        const double d = std::stod(text, &used);
+        if (used == text.size())
+            return d;
+    } catch (const std::exception&) {
+    }
+    return text;
+}
+
+std::vector<double> numbersIn(const std::string& text)
+{
+    std::vector<double> out;
+    std::string token;
+    for (char c : text + ",") {
+        if (c == '[' || c == ']' || c == '(' || c == ')' || c == ' ')
+            continue;
+        if (c == ',') {
+            if (!token.empty())
+                out.push_back(std::stod(token));
+            token.clear();
+        } else {
+            token += c;
+        }
+    }
+    return out;
+}
+
+class Validation {
+public:
+    Validation(const ValidateOptions& options, const std::function<void(const json&)>& emit) : m_opt(options), m_emit(emit) {}
+
+    int run()
+    {
+        json report = {{"event", "report"}, {"checkpoint", m_opt.checkpoint}, {"device_requested", m_opt.device},
+                       {"rtol", m_opt.rtol}, {"validator_libtorch", libtorchVersion()}};
+        try {
+            prepare(report);
+            ReplayResult res = replayUpdate(m_in, [&](const std::string& stage, const std::string& msg) {
+                progress(stage == "update" ? 6 : stage == "optimizer" ? 3 : 2, stage, msg);
+            });
+            report["device"] = res.device;
+            report["optimizer_mode"] = res.optimizerMode;
+            report["load"] = loadJson(res);
+            if (!res.loaded)
+                return finish(report, kCannotRun, "W does not load strictly into the probe's module (see \"load\")");
+            progress(7, "compare", "comparing with the probe in the recovery guide's diagnosis order");
+            return compare(report, res);
+        } catch (const std::exception& e) {
+            return finish(report, kCannotRun, e.what());
+        }
+    }
+
+private:
+    void progress(int index, const std::string& stage, const std::string& message)
+    {
+        m_emit({{"event", "progress"}, {"stage", stage}, {"index", index}, {"of", kSteps}, {"message", message}});
+    }
+
+    int finish(json& report, int code, const std::string& error)
+    {
+        report["exit_code"] = code;
+        report["verdict"] = code == kPass ? "pass" : code == kDiffers ? "differs" : "cannot run";
+        if (!error.empty())
+            report["error"] = error;
+        report["notes"] = m_notes;
+        m_emit(report);
+        return code;
+    }
+
+    const CheckpointFile& file(const std::string& path)
+    {
+        auto& slot = m_files[path];
+        if (!slot)
+            slot = CheckpointFile::open(path);
+        return *slot;
+    }
+
+    HostTensor tensor(const Provenance& from)
+    {
+        const CheckpointFile& f = file(from.file);
+        const TensorInfo* t = tensorAt(f, from.key);
+        if (!t)
+            throw std::runtime_error(from.file + ": no tensor at " + formatKeyPath(from.key));
+        try {
+            return {t->dtype, t->shape, contiguousTensorBytes(f, *t)};
+        } catch (const std::exception& e) {
+            throw std::runtime_error(from.file + ": " + formatKeyPath(from.key) + ": " + e.what());
+        }
+    }
+
+    std::vector<std::byte> rawBytes(const std::string& path, const KeyPath& key)
+    {
+        const CheckpointFile& f = file(path);
+        const TensorInfo* t = tensorAt(f, key);
+        return t ? contiguousTensorBytes(f, *t) : std::vector<std::byte>{};
+    }
+
+    // -- the six preparation steps --------------------------------------------------------------
+
+    void prepare(json& report)
+    {
+        progress(1, "environment", "reading the checkpoint and the probe");
+        m_state = readTrainingState(m_opt.checkpoint);
+        m_probe = readProbe(m_opt.probe.empty() ? defaultProbeDir(m_opt.checkpoint) : m_opt.probe);
+        report["probe"] = m_probe.dir;
+        report["global_step"] = m_probe.json.value("global_step", json());
+        report["recorded_by"] = m_probe.json.value("recorded_by", json());
+        report["environment"] = environmentChecks(m_state, m_probe.json, m_opt.checkpoint, m_notes);
+        progress(2, "weights", "reading W from the checkpoint");
+        if (!m_state.model)
+            throw std::runtime_error(m_opt.checkpoint + ": no model state (W) found in this checkpoint");
+        m_in.modulePath = m_probe.modulePath;
+        m_in.method = m_probe.json["module"].value("method", "forward");
+        m_in.statePrefix = m_probe.json["module"].value("state_dict_prefix", "");
+        for (const auto& p : m_state.model->parameters)
+            m_in.weights[p.name] = tensor(p.from);
+        progress(3, "optimizer", "reading O's param groups and state");
+        optimizer();
+        progress(4, "lr", "LR for the next update from the scheduler state");
+        learningRate();
+        progress(5, "scaler", "loss scale");
+        scaler();
+        progress(6, "rng", "generator states per rank");
+        generators();
+        for (std::size_t i = 0; i < m_probe.json["micro_batches"].size(); ++i)
+            m_in.microBatches.push_back({m_probe.json["micro_batches"][i].value("rank", 0), readMicroBatch(m_probe, i)});
+        m_in.gradDivisor = m_probe.json.value("grad_divisor", 1.0);
+        if (m_probe.json.value("max_grad_norm", json()).is_number())
+            m_in.maxGradNorm = m_probe.json["max_grad_norm"].get<double>();
+        m_in.device = m_opt.device;
+        m_in.threads = m_opt.threads;
+    }
+
+    const StateField* field(const std::vector<StateField>& fields, const std::string& name, int rank = -2)
+    {
+        for (const auto& f : fields) {
+            if (f.name == name && (rank == -2 || rankOfFile(f.from.file) == rank))
+                return &f;
+        }
+        return nullptr;
+    }
+
+    int rankOfFile(const std::string& path) const
+    {
+        for (const auto& f : m_state.layout.files) {
+            if (f.path == path && f.role == "rng")
+                return f.rank;
+        }
+        return -1;
+    }
+
+    void optimizer()
+    {
+        const json& po = m_probe.json["optimizer"];
+        m_in.optimizerType = po.value("type", "");
+        if (!m_state.optimizer) {
+            m_notes.push_back("the checkpoint has no optimizer state: forward/backward only");
+            m_in.optimizerType = "";
+            return;
+        }
+        const OptimizerPart& o = *m_state.optimizer;
+        const bool adamState = o.type.find("Adam") != std::string::npos;
+        if ((m_in.optimizerType == "AdamW" || m_in.optimizerType == "Adam") && !adamState && !o.paramState.empty())
+            m_notes.push_back("the probe ran " + m_in.optimizerType + " but the checkpoint's state looks like " + o.type);
+        std::map<std::string, std::string> keyToName;
+        for (const auto& ps : o.paramState) {
+            if (!ps.name.empty())
+                keyToName[ps.index] = ps.name;
+        }
+        const json& probeGroups = po.value("groups", json::array());
+        for (std::size_t gi = 0; gi < o.groups.size(); ++gi) {
+            OptimizerGroup g;
+            for (const auto& f : o.groups[gi].hyperparameters) {
+                if (f.name == "betas") {
+                    const auto b = numbersIn(f.value);
+                    if (b.size() == 2) {
+                        g.hyper["beta1"] = b[0];
+                        g.hyper["beta2"] = b[1];
+                    }
+                    continue;
+                }
+                const json v = valueOf(f.value);
+                if (v.is_number())
+                    g.hyper[f.name] = v.get<double>();
+                else if (v.is_boolean() && f.name == "amsgrad")
+                    g.amsgrad = v.get<bool>();
+                else if (v.is_boolean() && f.name == "nesterov")
+                    g.nesterov = v.get<bool>();
+                else if (v.is_boolean() && f.name == "maximize")
+                    g.maximize = v.get<bool>();
+            }
+            for (std::size_t pi = 0; pi < o.groups[gi].params.size(); ++pi) {
+                const std::string& key = o.groups[gi].params[pi];
+                if (keyToName.contains(key)) {
+                    g.params.push_back(keyToName[key]);
+                } else if (gi < probeGroups.size() && pi < probeGroups[gi].value("params", json::array()).size()) {
+                    g.params.push_back(probeGroups[gi]["params"][pi].get<std::string>());
+                    m_notes.push_back("optimizer parameter " + key + " has no state to name it: named '" + g.params.back()
+                                      + "' by its position in the probe's param group");
+                } else {
+                    throw std::runtime_error(m_opt.checkpoint + ": optimizer parameter " + key
+                                             + " cannot be matched to a model parameter (" + o.nameMapping + ")");
+                }
+            }
+            m_in.groups.push_back(std::move(g));
+        }
+        for (const auto& ps : o.paramState) {
+            if (ps.name.empty())
+                continue;
+            ParamOptimizerState s;
+            if (ps.step)
+                s.step = static_cast<int64_t>(std::llround(*ps.step));
+            for (const auto& m : ps.moments)
+                s.moments[m.name] = tensor(m.from);
+            m_in.optimizerState[ps.name] = std::move(s);
+        }
+    }
+
+    void learningRate()
+    {
+        if (!m_state.scheduler) {
+            m_lrSource = "the optimizer's param-group lr (no scheduler in the checkpoint)";
+            return;
+        }
+        const LrSchedule& s = m_state.scheduler->schedule;
+        if (!s.recomputable) {
+            m_lrSource = "the optimizer's param-group lr (" + s.kind + " cannot be recomputed: " + s.why + ")";
+            return;
+        }
+        const std::vector<double> lrs = s.lrAt(s.lastEpoch);
+        m_lrSource = s.kind + " reconstructed at position " + std::to_string(s.lastEpoch) + " (last_epoch)";
+        for (std::size_t i = 0; i < m_in.groups.size() && i < lrs.size(); ++i) {
+            auto& lr = m_in.groups[i].hyper["lr"];
+            if (lr != lrs[i])
+                m_notes.push_back("group " + std::to_string(i) + ": the optimizer's lr " + json(lr).dump()
+                                  + " differs from the scheduler's reconstruction " + json(lrs[i]).dump() + ", which is applied");
+            lr = lrs[i];
+        }
+    }
+
+    void scaler()
+    {
+        if (!m_probe.json.value("scale", json()).is_number())
+            return; // the probe's run did not scale its loss
+        if (m_state.scaler && m_state.scaler->enabled && m_state.scaler->scale)
+            m_in.scale = *m_state.scaler->scale;
+        else
+            m_notes.push_back("the probe's run scaled its loss but the checkpoint has no scaler scale: none applied");
+    }
+
+    void generators()
+    {
+        if (!m_state.rng)
+            return;
+        for (const auto& g : m_state.rng->generators) {
+            const int rank = std::max(g.rank, 0);
+            const std::string kind = rngKindName(g.state.kind);
+            m_rng[rank].emplace(kind, g.state.fingerprint);
+            if (g.state.kind == RngKind::TorchCpu && !m_in.cpuGenerator.contains(rank) && g.state.valid)
+                m_in.cpuGenerator[rank] = rawBytes(g.file, g.state.key);
+            if (g.state.kind == RngKind::TorchCuda && !m_in.cudaGenerator.contains(rank) && g.state.valid) {
+                m_in.cudaGenerator[rank] = rawBytes(g.file, g.state.key);
+                if (g.state.seed)
+                    m_in.cudaSeed[rank] = *g.state.seed;
+            }
+        }
+    }
+
+    // -- step 7: the comparison ------------------------------------------------------------------
+
+    int compare(json& report, const ReplayResult& res)
+    {
+        std::vector<Component> components = {batch(res), parameters(res), optimizerComponent(res), lrComponent(),
+                                              scalerComponent(), rngComponent(res), numerics(res)};
+        json out = json::array();
+        std::string first;
+        for (const auto& c : components) {
+            out.push_back(toJson(c));
+            if (first.empty() && c.verdict() == Verdict::Differs)
+                first = c.name;
+        }
+        report["components"] = out;
+        report["first_difference"] = first.empty() ? json() : json(first);
+        report["lr_source"] = m_lrSource;
+        for (const auto& n : res.notes)
+            m_notes.push_back(n);
+        if (!first.empty() && first != "numerics")
+            m_notes.push_back("differences after '" + first + "' follow from it: the guide's order checks the "
+                              "inputs of the update before its results");
+        return finish(report, first.empty() ? kPass : kDiffers, {});
+    }
+
+    Component batch(const ReplayResult& res)
+    {
+        Component c{"batch", "Is the next batch the same? (data cursor, batch tensors)"};
+        const json cursor = m_probe.json.value("cursor", json::object());
+        for (const auto& [k, v] : cursor.items()) {
+            const StateField* f = field(m_state.data, k);
+            f = f ? f : field(m_state.progress, k);
+            if (!f) {
+                c.checks.push_back({"cursor " + k, Verdict::NotCompared, "the checkpoint has no '" + k + "'"});
+                continue;
+            }
+            c.checks.push_back(compareEqual("cursor " + k, valueOf(f->value), v,
+                                            "the checkpoint's " + k + " is " + f->value + ", the probe's batch was taken at "
+                                                + v.dump()));
+        }
+        for (const auto& r : m_probe.json["ranks"]) {
+            const int rank = r.value("rank", 0);
+            const json rankCursor = r.value("cursor", json::object());
+            for (const auto& [k, v] : rankCursor.items()) {
+                const StateField* f = field(m_state.data, k, rank);
+                if (f)
+                    c.checks.push_back(compareEqual("rank " + std::to_string(rank) + " " + k, valueOf(f->value), v));
+            }
+        }
+        std::map<std::string, TensorDigest> got;
+        std::map<std::string, json> want;
+        for (std::size_t i = 0; i < res.inputs.size(); ++i) {
+            const json& recorded = m_probe.json["micro_batches"][i].value("inputs", json::array());
+            for (std::size_t j = 0; j < res.inputs[i].size(); ++j) {
+                const std::string name = "micro-batch " + std::to_string(i) + " input " + std::to_string(j);
+                got[name] = res.inputs[i][j];
+                if (j < recorded.size())
+                    want[name] = recorded[j];
+            }
+        }
+        if (!want.empty())
+            c.checks.push_back(compareDigests("batch tensors (probe files against probe.json)", got, want, 0));
+        return c;
+    }
+
+    std::map<std::string, json> probeDigests(const char* section, const char* phase)
+    {
+        std::map<std::string, json> out;
+        const json entries = m_probe.json.value(section, json::object());
+        for (const auto& [name, entry] : entries.items())
+            out[name] = entry.value(phase, json());
+        return out;
+    }
+
+    Component parameters(const ReplayResult& res)
+    {
+        Component c{"parameters", "Are the model parameters the same? (W as restored against W before the update)"};
+        c.checks.push_back(compareDigests("parameters before the update", res.paramsBefore, probeDigests("parameters", "before"), 0));
+        return c;
+    }
+
+    // Moment digests of one phase, flattened to "param/moment"; step counts separately.
+    void probeOptimizerState(const char* phase, std::map<std::string, json>& moments, json& steps)
+    {
+        const json entries = m_probe.json.value("optimizer_state", json::object());
+        for (const auto& [name, entry] : entries.items()) {
+            const json& st = entry.value(phase, json::object());
+            steps[name] = st.value("step", json());
+            for (const auto& [k, v] : st.items()) {
+                if (v.is_object() && v.contains("sha256"))
+                    moments[name + "/" + k] = v;
+            }
+        }
+    }
+
+    static std::map<std::string, TensorDigest> flatten(const std::map<std::string, std::map<std::string, TensorDigest>>& m)
+    {
+        std::map<std::string, TensorDigest> out;
+        for (const auto& [name, moments] : m)
+            for (const auto& [k, d] : moments)
+                out[name + "/" + k] = d;
+        return out;
+    }
+
+    static json stepsJson(const std::map<std::string, int64_t>& steps, const json& names)
+    {
+        json out = json::object();
+        for (const auto& [name, _] : names.items())
+            out[name] = steps.contains(name) ? json(static_cast<double>(steps.at(name))) : json();
+        return out;
+    }
+
+    Component optimizerComponent(const ReplayResult& res)
+    {
+        Component c{"optimizer", "Are the optimizer's step count and state the same? (O)"};
+        c.checks.push_back(compareEqual("global step", m_state.globalStep ? json(*m_state.globalStep) : json(),
+                                        m_probe.json.value("global_step_before", json())));
+        if (res.optimizerMode != "step") {
+            c.checks.push_back({"optimizer state", Verdict::NotCompared, res.optimizerMode});
+            return c;
+        }
+        std::map<std::string, json> moments;
+        json steps = json::object();
+        probeOptimizerState("before", moments, steps);
+        const json mine = stepsJson(res.stepBefore, steps);
+        std::string firstDiff;
+        for (const auto& [name, v] : steps.items()) {
+            if (firstDiff.empty() && mine[name] != v)
+                firstDiff = name + ": checkpoint " + mine[name].dump() + ", probe " + v.dump()
+                          + (v.is_null() ? " (the probe's optimizer had no state: a fresh optimizer)" : "");
+        }
+        c.checks.push_back(compareEqual("per-parameter step", mine, steps, firstDiff));
+        c.checks.push_back(compareDigests("moments before the update", flatten(res.momentsBefore), moments, 0));
+        const json& groups = m_probe.json["optimizer"].value("groups", json::array());
+        for (std::size_t i = 0; i < m_in.groups.size() && i < groups.size(); ++i) {
+            json mineH = json::object(), theirs = json::object();
+            for (const auto& [k, v] : m_in.groups[i].hyper) {
+                if (k == "lr" || k == "initial_lr")
+                    continue;
+                mineH[k] = v;
+                if (k == "beta1" || k == "beta2")
+                    theirs[k] = groups[i].value("betas", json::array()).size() == 2 ? groups[i]["betas"][k == "beta1" ? 0 : 1] : json();
+                else
+                    theirs[k] = groups[i].value(k, json());
+            }
+            c.checks.push_back(compareEqual("group " + std::to_string(i) + " hyperparameters", mineH, theirs));
+        }
+        return c;
+    }
+
+    Component lrComponent()
+    {
+        Component c{"lr_scheduler", "Is the learning rate the same, and does the scheduler count updates? (L)"};
+        const json& lrs = m_probe.json["lr"];
+        for (std::size_t i = 0; i < m_in.groups.size() && i < lrs.size(); ++i) {
+            Check ch = compareNumber("group " + std::to_string(i) + " lr", m_in.groups[i].hyper["lr"], lrs[i].get<double>(), 1e-12);
+            ch.detail = "applied: " + m_lrSource;
+            c.checks.push_back(ch);
+        }
+        const json& sched = m_probe.json.value("scheduler", json::object());
+        if (m_state.scheduler && sched.value("last_epoch_after", json()).is_number()) {
+            const int64_t pos = m_state.scheduler->schedule.lastEpoch;
+            c.checks.push_back(compareEqual("scheduler position before the update", pos, sched.value("last_epoch_before", json())));
+            c.checks.push_back(compareEqual("scheduler position after the update", pos + 1, sched["last_epoch_after"],
+                                            "one update moves the scheduler from " + std::to_string(pos) + " to "
+                                                + std::to_string(pos + 1) + "; the probe's run ended at "
+                                                + sched["last_epoch_after"].dump() + " (stepped "
+                                                + json(sched["last_epoch_after"].get<int64_t>() - pos).dump() + " times)"));
+        }
+        return c;
+    }
+
+    Component scalerComponent()
+    {
+        Component c{"scaler", "Is the AMP grad scaler the same? (A)"};
+        const json scale = m_probe.json.value("scale", json());
+        if (!scale.is_number()) {
+            c.checks.push_back({"scale", Verdict::NotCompared, "the probe's run applied no loss scaling"});
+            return c;
+        }
+        const ScalarOr s = scalerValues();
+        c.checks.push_back(compareEqual("scale", s.scale, scale));
+        const json& ps = m_probe.json.value("scaler", json::object());
+        if (ps.is_object() && ps.contains("_growth_tracker"))
+            c.checks.push_back(compareEqual("growth tracker", s.tracker, ps["_growth_tracker"]));
+        return c;
+    }
+
+    struct ScalarOr {
+        json scale, tracker;
+    };
+    ScalarOr scalerValues() const
+    {
+        if (!m_state.scaler)
+            return {};
+        const ScalerPart& s = *m_state.scaler;
+        return {s.scale ? json(*s.scale) : json(), s.growthTracker ? json(*s.growthTracker) : json()};
+    }
+
+    Component rngComponent(const ReplayResult& res)
+    {
+        Component c{"rng", "Are the RNG states the same, before and after the update? (R)"};
+        const std::string probeDevice = m_probe.json.value("device", "cpu");
+        const bool crossDevice = probeDevice.substr(0, 4) != res.device.substr(0, 4); // cpu vs cuda
+        for (const auto& r : m_probe.json["ranks"]) {
+            const int rank = r.value("rank", 0);
+            const auto states = readProbeRng(m_probe, r.value("rng_file", ""));
+            const auto before = states.find("before");
+            if (before != states.end()) {
+                for (const auto& [kind, s] : before->second) {
+                    const auto mine = m_rng[rank].find(kind);
+                    const json ours = mine == m_rng[rank].end() ? json() : json(mine->second);
+                    c.checks.push_back(compareEqual("rank " + std::to_string(rank) + " " + kind + " before", ours, s.fingerprint,
+                                                    ours.is_null() ? "the checkpoint has no " + kind + " state for this rank"
+                                                                   : "fingerprint " + ours.get<std::string>() + " in the checkpoint, "
+                                                                         + s.fingerprint + " when the probe's update began"));
+                }
+            }
+            const auto after = states.find("after");
+            const auto replayed = res.cpuGeneratorAfter.find(rank);
+            if (crossDevice) {
+                c.checks.push_back({"rank " + std::to_string(rank) + " torch_cpu after", Verdict::NotCompared,
+                                    "the probe's random ops drew from the " + probeDevice + " generator, the replay's from "
+                                        + res.device + "'s"});
+            } else if (after != states.end() && after->second.contains("torch_cpu") && replayed != res.cpuGeneratorAfter.end()) {
+                const auto decoded = decodeTorchCpuBytes(replayed->second);
+                c.checks.push_back(compareEqual("rank " + std::to_string(rank) + " torch_cpu after",
+                                                decoded ? json(decoded->fingerprint) : json(),
+                                                after->second.at("torch_cpu").fingerprint,
+                                                "the replay's CPU generator ended elsewhere than the probe's: the update drew "
+                                                "different random numbers"));
+            }
+        }
+        c.checks.push_back({"python/numpy after", Verdict::NotCompared,
+                            "drawn by the data pipeline outside the module: not replayed (their states before are compared)"});
+        if (crossDevice)
+            m_notes.push_back("the probe ran on " + probeDevice + " and the replay on " + res.device
+                              + ": random ops (dropout) draw from another generator, so their masks and the results "
+                                "that depend on them differ");
+        return c;
+    }
+
+    Component numerics(const ReplayResult& res)
+    {
+        Component c{"numerics", "Do the update's results agree? (loss, gradient norm, parameters and moments after: "
+                                "device numerics when every input above is the same)"};
+        const json& mbs = m_probe.json["micro_batches"];
+        double sum = 0;
+        for (std::size_t i = 0; i < res.losses.size() && i < mbs.size(); ++i) {
+            c.checks.push_back(compareNumber("loss, micro-batch " + std::to_string(i) + " (rank " + std::to_string(mbs[i].value("rank", 0)) + ")",
+                                             res.losses[i], mbs[i].value("loss", 0.0), m_opt.rtol));
+            sum += res.losses[i];
+        }
+        if (m_probe.json.value("loss", json()).is_number() && !res.losses.empty())
+            c.checks.push_back(compareNumber("loss (mean)", sum / static_cast<double>(res.losses.size()), m_probe.json["loss"].get<double>(), m_opt.rtol));
+        if (m_probe.json.value("grad_norm", json()).is_number() && res.gradNorm)
+            c.checks.push_back(compareNumber("gradient norm", *res.gradNorm, m_probe.json["grad_norm"].get<double>(), m_opt.rtol));
+        c.checks.push_back(compareEqual("overflow (found inf)", res.foundInf, m_probe.json.value("found_inf", false)));
+        if (res.optimizerMode != "step") {
+            c.checks.push_back({"parameters after the update", Verdict::NotCompared, res.optimizerMode});
+            return c;
+        }
+        c.checks.push_back(compareDigests("parameters after the update", res.paramsAfter, probeDigests("parameters", "after"), m_opt.rtol));
+        std::map<std::string, json> moments;
+        json steps = json::object();
+        probeOptimizerState("after", moments, steps);
+        c.checks.push_back(compareDigests("moments after the update", flatten(res.momentsAfter), moments, m_opt.rtol));
+        c.checks.push_back(compareEqual("per-parameter step after the update", stepsJson(res.stepAfter, steps), steps));
+        return c;
+    }
+
+    static json loadJson(const ReplayResult& res)
+    {
+        json out = json::array();
+        for (const auto& i : res.load)
+            out.push_back({{"kind", i.kind}, {"key", i.key}, {"detail", i.detail}});
+        return out;
+    }
+
+    const ValidateOptions& m_opt;
+    const std::function<void(const json&)>& m_emit;
+    TrainingState m_state;
+    Probe m_probe;
+    ReplayInput m_in;
+    std::map<std::string, std::unique_ptr<CheckpointFile>> m_files;
+    std::map<int, std::map<std::string, std::string>> m_rng; // rank -> kind -> fingerprint (checkpoint)
+    std::string m_lrSource;
+    std::vector<std::string> m_notes;
+};
+
+} // namespace
+
+int runValidation(const ValidateOptions& options, const std::function<void(const nlohmann::json&)>& emit)
+{
+    return Validation(options, emit).run();
+}
+
+} // namespace ckpt::validate

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+#include "core/rules/checkpoint_facts.h"
+
+#include "core/checkpoint_file.h"
+#include "core/imports_scan.h"
+#include "core/manifest_audit.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+namespace ckpt {
+namespace {
+
+struct Range {
+    uint64_t begin, end;
+    std::size_t entry;
+};
+
+std::vector<SharedStorage> overlappingTensors(const CheckpointFile& file)
+{
+    std::map<int32_t, std::vector<Range>> byStorage;
+    const auto& entries = file.tensorEntries();
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const TensorInfo& t = file.tensors()[entries[i].tensor];
+        if (!t.hasData() || t.numel() == 0)
+            continue;
+        const uint64_t size = dtypeSize(t.dtype);
+        const uint64_t begin = static_cast<uint64_t>(t.storageOffset) * size;
+        byStorage[t.storage].push_back({begin, begin + t.nbytes(), i});
+    }
+    std::vector<SharedStorage> out;
+    for (auto& [storage, ranges] : byStorage) {
+        std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+        for (std::size_t i = 0; i < ranges.size() && out.size() < 256; ++i) {
+            for (std::size_t j = i + 1; j < ranges.size() && ranges[j].begin < ranges[i].end && out.size() < 256; ++j)
+                out.push_back({entries[ranges[i].entry].key, entries[ranges[j].entry].key});
+        }
+    }
+    return out;
+}
+
+bool holdsPickles(const LayoutFile& f)
+{
+    static const std::set<std::string> skip = {"manifest", "complete", "trainer_state", "metadata"};
+    return !skip.contains(f.role) && !f.path.ends_with(".json") && !f.path.ends_with(".distcp")
+        && std::filesystem::is_regular_file(f.path);
+}
+
+} // namespace
+
+FileFacts fileFacts(const CheckpointFile& file)
+{
+    return {file.path(), file.imports(), overlappingTensors(file)};
+}
+
+CheckpointFacts gatherFacts(const std::string& path, const FactOptions& options)
+{
+    CheckpointFacts c;
+    c.state = readTrainingState(path);
+    for (const auto& f : c.state.layout.files) {
+        if (!holdsPickles(f))
+            continue;
+        try {
+            c.files.push_back(fileFacts(*CheckpointFile::open(f.path)));
+        } catch (const std::exception&) {
+            // readTrainingState already recorded why the file cannot be opened. A file the loader
+            // refuses can still carry a payload: report its pickles' imports when they are dangerous.
+            try {
+                ImportsReport imports = scanImports(f.path);
+                if (imports.anyDangerous() || imports.structuralDanger)
+                    c.files.push_back({f.path, std::move(imports), {}});
+            } catch (const std::exception&) {
+            }
+        }
+    }
+    if (options.audit && std::filesystem::is_directory(path)) {
+        try {
+            c.audit = auditPath(path).findings;
+            c.audited = true;
+        } catch (const std::exception&) {
+            // not a directory the audit understands (no manifest or commit marker): nothing to verify
+        }
+    }
+    if (options.content)
+        c.content = makeStatsContentSource();
+    return c;
+}
+
+} // namespace ckpt

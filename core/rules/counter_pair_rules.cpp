@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+// Counters across a pair (recovery guide §2.2, §2.3, §4.2, §6.1): between A and B the global step,
+// the optimizer's step (less AMP-skipped updates), the scheduler's position and the data cursor
+// all advance by the same amount. Whichever moved differently is the state the resume broke.
+#include "core/rules/data_cursor.h"
+#include "core/rules/rule_catalogue.h"
+#include "core/rules/rule_families.h"
+#include "core/rules/rule_support.h"
+#include "core/rules/scaler_account.h"
+
+#include <cmath>
+
+namespace ckpt::rules {
+namespace {
+
+std::string name(const TrainingState& s) { return s.path; }
+
+void optimizerDelta(const TrainingState& a, const TrainingState& b, int64_t dG, Findings& out)
+{
+    const auto na = optimizerStep(a), nb = optimizerStep(b);
+    if (!na || !nb)
+        return;
+    if (nb->step < na->step) {
+        Finding f = makeFinding("optimizer.reset",
+            "the optimizer's step went from " + std::to_string(na->step) + " back to " + std::to_string(nb->step)
+                + " while the global step advanced by " + std::to_string(dG) + ": the optimizer state restarted",
+            hintWithNext("The resume did not restore the optimizer (a fresh optimizer, optimizer.load_state_dict skipped or "
+                         "failing silently); Adam ran with zero moments and fresh bias correction after it (§2.2, §9.2, "
+                         "§10.1 \"optimizer 状态未恢复\"; stories sam#34, DeepSpeed#6691).", Component::Optimizer));
+        f.evidence.push_back(evidence("step in A", std::to_string(na->step), na->from));
+        f.evidence.push_back(evidence("step in B", std::to_string(nb->step), nb->from));
+        f.evidence.push_back(globalStepEvidence(a));
+        f.evidence.push_back(globalStepEvidence(b));
+        if (nb->step <= dG)
+            f.message += " about " + std::to_string(nb->step) + " updates before B (near step " + std::to_string(*b.globalStep - nb->step) + ")";
+        out.push_back(std::move(f));
+        return;
+    }
+    const int64_t dN = nb->step - na->step;
+    const int64_t skipped = dG - dN;
+    if (skipped == 0)
+        return;
+    // Updates skipped between A and B must show as scaler backoffs between A's scale and B's.
+    if (skipped > 0 && a.scaler && b.scaler && a.scaler->scale && b.scaler->scale) {
+        const auto e = growthsBetween(*a.scaler->scale, *b.scaler->scale, b.scaler->growthFactor.value_or(2),
+                                      b.scaler->backoffFactor.value_or(0.5));
+        const int64_t interval = b.scaler->growthInterval.value_or(2000);
+        const int64_t maxGrowths = interval > 0 ? (a.scaler->growthTracker.value_or(0) + dN) / interval : dN;
+        if (e && skipped >= std::max<int64_t>(0, *e) - *e && skipped <= maxGrowths - *e)
+            return;
+    }
+    Finding f = makeFinding("optimizer.step-delta",
+        "the optimizer advanced " + std::to_string(dN) + " step(s) while the global step advanced " + std::to_string(dG)
+            + (skipped > 0 ? " and the scaler does not account for " + std::to_string(skipped) + " skipped update(s)" : ""),
+        hintWithNext("Updates were lost or doubled between the saves: a resume that replayed or skipped steps, or "
+                     "optimizer and counters saved at different boundaries (§2.2, §6.1).", Component::Optimizer));
+    f.evidence.push_back(evidence("step in A", std::to_string(na->step), na->from));
+    f.evidence.push_back(evidence("step in B", std::to_string(nb->step), nb->from));
+    f.evidence.push_back(globalStepEvidence(a));
+    f.evidence.push_back(globalStepEvidence(b));
+    out.push_back(std::move(f));
+}
+
+void schedulerDelta(const TrainingState& a, const TrainingState& b, int64_t dG, Findings& out)
+{
+    if (!a.scheduler || !b.scheduler || a.scheduler->schedule.lastEpoch < 0 || b.scheduler->schedule.lastEpoch < 0)
+        return;
+    const int64_t pa = a.scheduler->schedule.lastEpoch, pb = b.scheduler->schedule.lastEpoch, dP = pb - pa;
+    if (dP == dG || dP == dG * gradientAccumulation(b))
+        return;
+    const auto na = optimizerStep(a), nb = optimizerStep(b);
+    if (na && nb && dP == nb->step - na->step)
+        return;
+    const auto ea = fieldNumber(a.progress, "epoch"), eb = fieldNumber(b.progress, "epoch");
+    if (ea && eb && std::floor(*ea) == *ea && std::floor(*eb) == *eb && dP == static_cast<int64_t>(*eb - *ea))
+        return; // an epoch-interval scheduler
+    std::string rate;
+    if (dG > 0 && dP % dG == 0 && dP != 0)
+        rate = " (" + std::to_string(dP / dG) + " scheduler steps per update)";
+    Finding f = makeFinding("scheduler.step-delta",
+        "the scheduler moved " + std::to_string(dP) + " position(s) while the global step advanced " + std::to_string(dG) + rate,
+        hintWithNext("scheduler.step() ran a different number of times than optimizer.step() between the saves: a second "
+                     "step() call (a callback, a per-micro-batch step, an extra step right after loading) or a scheduler "
+                     "that was not restored (§2.3, §10.1 \"scheduler 多走一步\"; stories slime#1546, Lightning#4655).",
+                     Component::Scheduler));
+    Provenance fa = a.scheduler->from, fb = b.scheduler->from;
+    fa.key.push_back(std::string("last_epoch"));
+    fb.key.push_back(std::string("last_epoch"));
+    f.evidence.push_back(evidence("last_epoch in A", std::to_string(pa), fa));
+    f.evidence.push_back(evidence("last_epoch in B", std::to_string(pb), fb));
+    f.evidence.push_back(globalStepEvidence(a));
+    f.evidence.push_back(globalStepEvidence(b));
+    out.push_back(std::move(f));
+}
+
+void dataDelta(const TrainingState& a, const TrainingState& b, int64_t dG, Findings& out)
+{
+    DataCursor ca = readDataCursor(a), cb = readDataCursor(b);
+    if (!ca.batchesPerEpoch && cb.batchesPerEpoch) {
+        ca.batchesPerEpoch = cb.batchesPerEpoch;
+        ca.batchesFrom = cb.batchesFrom;
+    }
+    if (!cb.batchesPerEpoch && ca.batchesPerEpoch) {
+        cb.batchesPerEpoch = ca.batchesPerEpoch;
+        cb.batchesFrom = ca.batchesFrom;
+    }
+    std::optional<int64_t> dC;
+    if (ca.consumed() && cb.consumed())
+        dC = *cb.consumed() - *ca.consumed();
+    else if (ca.position && cb.position && ca.epoch && cb.epoch && *ca.epoch == *cb.epoch)
+        dC = *cb.position - *ca.position;
+    const int64_t expected = dG * gradientAccumulation(b);
+    if (dC && *dC != expected) {
+        const int64_t diff = *dC - expected;
+        Finding f = makeFinding("data.cursor-delta",
+            "the data cursor advanced " + std::to_string(*dC) + " batch(es) while training took " + std::to_string(expected)
+                + ": " + (diff < 0 ? std::to_string(-diff) + " batch(es) trained twice" : std::to_string(diff) + " batch(es) skipped"),
+            hintWithNext("The resume restarted the epoch from its first batch (or jumped ahead) instead of continuing at the "
+                         "saved batch_pos (§4.2, §5, §10.1 \"数据游标回退或跳过\"; stories accelerate#2016, "
+                         "transformers#5605).", Component::Data));
+        f.evidence.push_back(evidence("epoch in A", numberText(*ca.epoch), ca.epochFrom));
+        f.evidence.push_back(evidence(ca.positionName + " in A", std::to_string(*ca.position), ca.positionFrom));
+        f.evidence.push_back(evidence("epoch in B", numberText(*cb.epoch), cb.epochFrom));
+        f.evidence.push_back(evidence(cb.positionName + " in B", std::to_string(*cb.position), cb.positionFrom));
+        if (cb.batchesPerEpoch)
+            f.evidence.push_back(evidence("batches per epoch", std::to_string(*cb.batchesPerEpoch), cb.batchesFrom));
+        f.evidence.push_back(globalStepEvidence(a));
+        f.evidence.push_back(globalStepEvidence(b));
+        out.push_back(std::move(f));
+    }
+    std::string changed;
+    if (ca.seed && cb.seed && *ca.seed != *cb.seed)
+        changed = "the data seed changed from " + numberText(*ca.seed) + " to " + numberText(*cb.seed);
+    else if (ca.epoch && cb.epoch && *cb.epoch < *ca.epoch && dG >= 0)
+        changed = "the epoch went back from " + numberText(*ca.epoch) + " to " + numberText(*cb.epoch);
+    if (changed.empty())
+        return;
+    Finding f = makeFinding("data.sampler-changed", changed + " between the checkpoints",
+        hintWithNext("The sampler was rebuilt from the current config instead of its saved state: every epoch after it "
+                     "reads another order than the original run (§4.2; story accelerate#2016).", Component::Data));
+    if (ca.seed && cb.seed) {
+        f.evidence.push_back(evidence("seed in A", numberText(*ca.seed), ca.seedFrom));
+        f.evidence.push_back(evidence("seed in B", numberText(*cb.seed), cb.seedFrom));
+    }
+    if (ca.epoch && cb.epoch) {
+        f.evidence.push_back(evidence("epoch in A", numberText(*ca.epoch), ca.epochFrom));
+        f.evidence.push_back(evidence("epoch in B", numberText(*cb.epoch), cb.epochFrom));
+    }
+    out.push_back(std::move(f));
+}
+
+} // namespace
+
+void counterPairRules(const CheckpointFacts& ca, const CheckpointFacts& cb, Findings& out)
+{
+    const TrainingState& a = ca.state;
+    const TrainingState& b = cb.state;
+    if (!a.globalStep || !b.globalStep)
+        return;
+    const int64_t dG = *b.globalStep - *a.globalStep;
+    if (dG < 0) {
+        Finding f = makeFinding("progress.step-order",
+            "B (" + name(b) + ") is at an earlier step than A (" + name(a) + "); compare older first",
+            "Pass the earlier checkpoint first (ckpt check OLD NEW); the delta rules assume A was saved before B.");
+        f.evidence.push_back(globalStepEvidence(a));
+        f.evidence.push_back(globalStepEvidence(b));
+        out.push_back(std::move(f));
+        return;
+    }
+    optimizerDelta(a, b, dG, out);
+    schedulerDelta(a, b, dG, out);
+    dataDelta(a, b, dG, out);
+}
+
+} // namespace ckpt::rules

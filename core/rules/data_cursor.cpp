@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+#include "core/rules/data_cursor.h"
+
+#include "core/rules/rule_support.h"
+
+namespace ckpt::rules {
+
+std::optional<int64_t> DataCursor::consumed() const
+{
+    if (!epoch || !position || !batchesPerEpoch)
+        return std::nullopt;
+    return static_cast<int64_t>(*epoch) * *batchesPerEpoch + *position;
+}
+
+DataCursor readDataCursor(const TrainingState& s)
+{
+    DataCursor d;
+    for (const auto* fields : {&s.progress, &s.data}) {
+        for (const char* name : {"epoch", "sampler.epoch"}) {
+            if (d.epoch)
+                break;
+            if (const StateField* f = findField(*fields, name); f && toNumber(f->value)) {
+                d.epoch = toNumber(f->value);
+                d.epochFrom = f->from;
+            }
+        }
+    }
+    for (const char* name : {"batch_pos", "position", "cursor", "sampler.position"}) {
+        if (const StateField* f = findField(s.data, name); f && toNumber(f->value)) {
+            d.position = static_cast<int64_t>(*toNumber(f->value));
+            d.positionName = name;
+            d.positionFrom = f->from;
+            break;
+        }
+    }
+    for (const auto* fields : {&s.data, &s.environment, &s.progress}) {
+        for (const char* name : {"data.batches_per_epoch", "batches_per_epoch", "steps_per_epoch"}) {
+            if (d.batchesPerEpoch)
+                break;
+            if (const StateField* f = findField(*fields, name); f && toNumber(f->value).value_or(0) > 0) {
+                d.batchesPerEpoch = static_cast<int64_t>(*toNumber(f->value));
+                d.batchesFrom = f->from;
+            }
+        }
+    }
+    for (const char* name : {"data_seed", "sampler.seed", "sampler_seed", "data.sampler_seed"}) {
+        if (const StateField* f = findField(s.data, name); f && toNumber(f->value)) {
+            d.seed = toNumber(f->value);
+            d.seedFrom = f->from;
+            break;
+        }
+    }
+    return d;
+}
+
+} // namespace ckpt::rules

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+// Data cursor D_t (recovery guide §4.2, §5): an epoch with a position in it, a position that
+// agrees with the number of updates (epoch × batches per epoch + position = global step ×
+// gradient accumulation; the guide's example saves batch_pos = the next unconsumed batch), and
+// per-rank samplers that agree with each other and with the checkpoint's own cursor.
+#include "core/rules/data_cursor.h"
+#include "core/rules/rule_catalogue.h"
+#include "core/rules/rule_families.h"
+#include "core/rules/rule_support.h"
+
+#include <set>
+
+namespace ckpt::rules {
+namespace {
+
+void cursorMissing(const TrainingState& s, const DataCursor& d, Findings& out)
+{
+    if (d.position || !d.epoch || s.layout.layout == Layout::HfTrainer || s.layout.layout == Layout::Lightning)
+        return;
+    Finding f = makeFinding("data.cursor-missing",
+        "epoch " + numberText(*d.epoch) + " is recorded but not how far into it training got",
+        hintWithNext("Without a position a resume restarts the epoch (repeating data) or skips to the next one; save the "
+                     "next unconsumed batch index with the sampler seed (§4.2).", Component::Data));
+    f.evidence.push_back(evidence("epoch", numberText(*d.epoch), d.epochFrom));
+    out.push_back(std::move(f));
+}
+
+void cursorVsStep(const TrainingState& s, const DataCursor& d, Findings& out)
+{
+    if (!d.position || !d.epoch || !d.batchesPerEpoch || !s.globalStep || *d.epoch != static_cast<int64_t>(*d.epoch))
+        return;
+    const int64_t accumulation = gradientAccumulation(s);
+    const auto consumed = d.consumed();
+    const int64_t expected = *s.globalStep * accumulation;
+    const bool outOfRange = *d.position < 0 || *d.position > *d.batchesPerEpoch;
+    if (consumed == expected && !outOfRange)
+        return;
+    const int64_t delta = *consumed - expected;
+    Finding f = makeFinding("data.cursor-vs-step",
+        "the data cursor (epoch " + numberText(*d.epoch) + ", batch " + std::to_string(*d.position) + " of "
+            + std::to_string(*d.batchesPerEpoch) + ") is " + std::to_string(*consumed) + " batches into training, but "
+            + (accumulation > 1 ? "global step × accumulation is " : "the global step is ") + std::to_string(expected)
+            + (outOfRange ? " (position outside the epoch)" : delta < 0 ? ": " + std::to_string(-delta) + " batch(es) will be trained twice"
+                                                                        : ": " + std::to_string(delta) + " batch(es) were skipped"),
+        hintWithNext("The resume restored the epoch but restarted it from its first batch (or skipped ahead), or the cursor "
+                     "was saved on the other side of the update than the step counter: batch_pos must be the next "
+                     "unconsumed batch at the same boundary as global_step (§4.2, §5, §10.1 \"数据游标回退或跳过\"; "
+                     "stories transformers#5605, Lightning#19815).", Component::Data));
+    f.evidence.push_back(evidence("epoch", numberText(*d.epoch), d.epochFrom));
+    f.evidence.push_back(evidence(d.positionName, std::to_string(*d.position), d.positionFrom));
+    f.evidence.push_back(evidence("batches per epoch", std::to_string(*d.batchesPerEpoch), d.batchesFrom));
+    f.evidence.push_back(globalStepEvidence(s));
+    out.push_back(std::move(f));
+}
+
+void ranksDisagree(const TrainingState& s, const DataCursor& d, Findings& out)
+{
+    // Each rank's sampler against the others and against the checkpoint's own field.
+    const StateField* epoch = findField(s.progress, "epoch");
+    const StateField* position = d.positionName != "sampler.position" ? findField(s.data, d.positionName) : nullptr;
+    const StateField* seed = findField(s.data, "data_seed");
+    const std::pair<const char*, const StateField*> checks[] = {
+        {"sampler.position", position}, {"sampler.epoch", epoch}, {"sampler.seed", seed}};
+    for (const auto& [samplerName, reference] : checks) {
+        const auto fields = findFields(s.data, samplerName);
+        std::set<std::string> values;
+        bool offReference = false;
+        for (const StateField* f : fields) {
+            values.insert(f->value);
+            offReference = offReference || (reference && toNumber(f->value) != toNumber(reference->value));
+        }
+        if (values.size() <= 1 && !offReference)
+            continue;
+        std::string list;
+        for (const auto& v : values)
+            list += (list.empty() ? "" : ", ") + v;
+        const std::string message = values.size() > 1
+            ? std::string("ranks disagree on ") + samplerName + ": " + list
+            : std::string(samplerName) + " " + list + " differs from the checkpoint's " + reference->name + " " + reference->value;
+        Finding f = makeFinding("data.ranks-disagree", message,
+            hintWithNext("Per-rank sampler state was restored for some ranks only, or comes from another save; those ranks "
+                         "read other data than the rest of the job expects (§4.2, §4.4; story torchtitan#811).", Component::Data));
+        if (reference)
+            f.evidence.push_back(evidence(*reference));
+        for (const StateField* field : fields)
+            f.evidence.push_back(evidence(*field));
+        out.push_back(std::move(f));
+    }
+}
+
+} // namespace
+
+void dataRules(const CheckpointFacts& c, Findings& out)
+{
+    const DataCursor d = readDataCursor(c.state);
+    cursorMissing(c.state, d, out);
+    cursorVsStep(c.state, d, out);
+    ranksDisagree(c.state, d, out);
+}
+
+} // namespace ckpt::rules

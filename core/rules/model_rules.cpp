@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: MIT
+// Model state W_t (recovery guide §2.1): a training checkpoint carries the weights. Content rules
+// (NaN/Inf) are in content_rules.cpp, pair rules (keys, shapes) in structure_pair_rules.cpp.
+#include "core/rules/rule_catalogue.h"
+#include "core/rules/rule_families.h"
+#include "core/rules/rule_support.h"
+
+namespace ckpt::rules {
+
+void modelRules(const CheckpointFacts& c, Findings& out)
+{
+    const TrainingState& s = c.state;
+    if (s.model || (!s.optimizer && !s.scheduler))
+        return;
+    Finding f = makeFinding("model.missing", "no model state_dict in this checkpoint",
+        "Optimizer/scheduler state alone cannot resume training; the weights must be saved in the same commit (§2.1, §6.2).");
+    f.evidence.push_back({"layout", layoutName(s.layout.layout), s.path});
+    out.push_back(std::move(f));
+}
+
+} // namespace ckpt::rules

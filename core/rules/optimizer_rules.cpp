@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+// Optimizer state O_t (recovery guide §2.2): present, one entry per trainable parameter, moments
+// shaped like their parameters, and a `step` that matches the global step once the updates the
+// AMP scaler skipped are accounted for (§3.2).
+#include "core/rules/rule_catalogue.h"
+#include "core/rules/rule_families.h"
+#include "core/rules/rule_support.h"
+#include "core/rules/scaler_account.h"
+
+#include <map>
+#include <set>
+
+namespace ckpt::rules {
+namespace {
+
+bool isBufferLike(const ParameterEntry& p)
+{
+    for (const char* suffix : {"running_mean", "running_var", "num_batches_tracked"}) {
+        if (p.name.ends_with(suffix))
+            return true;
+    }
+    return !(p.dtype.starts_with("float") || p.dtype.starts_with("bfloat") || p.dtype.starts_with("complex"));
+}
+
+bool keepsState(const OptimizerPart& o)
+{
+    if (o.type == "unknown")
+        return false;
+    if (o.type != "SGD")
+        return true;
+    for (const auto& g : o.groups) {
+        for (const auto& hp : g.hyperparameters) {
+            if (hp.name == "momentum" && toNumber(hp.value).value_or(0) > 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+bool flatPartition(const OptimizerPart& o) { return o.nameMapping.starts_with("flat"); }
+
+void stateMissing(const TrainingState& s, Findings& out)
+{
+    const OptimizerPart& o = *s.optimizer;
+    if (!o.paramState.empty() || !keepsState(o) || s.globalStep.value_or(0) <= 0)
+        return;
+    Finding f = makeFinding("optimizer.state-missing",
+        o.type + " keeps per-parameter state, but this optimizer has none at global step " + std::to_string(*s.globalStep),
+        hintWithNext("A fresh optimizer was saved: the resume built a new optimizer without load_state_dict, or a wrapper "
+                     "(SAM, Lookahead) returned its own empty state_dict instead of the base optimizer's (§2.2, §9.2).",
+                     Component::Optimizer));
+    f.evidence.push_back(evidence("optimizer state", "{} (no entry)", o.from));
+    f.evidence.push_back(globalStepEvidence(s));
+    out.push_back(std::move(f));
+}
+
+void paramsWithoutState(const TrainingState& s, Findings& out)
+{
+    const OptimizerPart& o = *s.optimizer;
+    if (o.paramState.empty() || flatPartition(o))
+        return;
+    std::set<std::string> withState;
+    for (const auto& ps : o.paramState)
+        withState.insert(ps.index);
+    std::vector<std::string> order;
+    for (const auto& g : o.groups)
+        order.insert(order.end(), g.params.begin(), g.params.end());
+    std::vector<std::string> trainable;
+    if (s.model) {
+        for (const auto& p : s.model->parameters) {
+            if (!isBufferLike(p))
+                trainable.push_back(p.name);
+        }
+    }
+    std::vector<std::string> missing;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        if (withState.contains(order[i]))
+            continue;
+        std::string name = order[i];
+        if (trainable.size() == order.size() && o.nameMapping != "by name")
+            name = trainable[i] + " (index " + order[i] + ")";
+        missing.push_back(name);
+    }
+    if (missing.empty())
+        return;
+    std::string list;
+    for (std::size_t i = 0; i < missing.size() && i < 8; ++i)
+        list += (i ? ", " : "") + missing[i];
+    if (missing.size() > 8)
+        list += ", ...";
+    Finding f = makeFinding("optimizer.param-without-state",
+        std::to_string(missing.size()) + " of " + std::to_string(order.size()) + " optimizer parameters have no state while the others do: " + list,
+        hintWithNext("Parameters that never received a gradient (frozen or unused branches) have no state; otherwise the "
+                     "optimizer was rebuilt with different parameter groups and its state no longer lines up (§9.2).",
+                     Component::Optimizer));
+    f.evidence.push_back(evidence("parameters with state", std::to_string(withState.size()), o.from));
+    f.evidence.push_back(evidence("parameters in param_groups", std::to_string(order.size()), o.from));
+    out.push_back(std::move(f));
+}
+
+void unmatchedParams(const TrainingState& s, Findings& out)
+{
+    const OptimizerPart& o = *s.optimizer;
+    if (!s.model || !o.nameMapping.starts_with("none (") || o.nameMapping.starts_with("none (no model"))
+        return;
+    Finding f = makeFinding("optimizer.unmatched-params", "optimizer parameters cannot be matched to the model's: " + o.nameMapping.substr(6, o.nameMapping.size() - 7),
+        hintWithNext("The optimizer was built over a different parameter list than the model saved beside it (a changed "
+                     "architecture, frozen layers, a wrapper's extra parameters); its moments may be applied to the wrong "
+                     "tensors on resume (§9.2).", Component::Optimizer));
+    f.evidence.push_back(evidence("optimizer", o.type, o.from));
+    f.evidence.push_back(evidence("model", std::to_string(s.model->parameters.size()) + " tensors", s.model->from));
+    out.push_back(std::move(f));
+}
+
+void momentShapes(const TrainingState& s, Findings& out)
+{
+    const OptimizerPart& o = *s.optimizer;
+    if (!s.model || flatPartition(o))
+        return;
+    std::map<std::string, const ParameterEntry*> params;
+    for (const auto& p : s.model->parameters)
+        params[p.name] = &p;
+    for (const auto& ps : o.paramState) {
+        const auto it = params.find(ps.name);
+        if (ps.name.empty() || it == params.end())
+            continue;
+        for (const auto& m : ps.moments) {
+            if (m.shape == it->second->shape || m.shape.empty())
+                continue;
+            Finding f = makeFinding("optimizer.moment-shape",
+                m.name + " of " + ps.name + " has shape " + shapeText(m.shape) + " but the parameter has "
+                    + shapeText(it->second->shape),
+                hintWithNext("Optimizer state is keyed by position: the model's parameter order changed (or the optimizer "
+                             "was built over other parameters), so moments belong to different tensors (§9.3, story: "
+                             "pytorch-i3d#38).", Component::Optimizer));
+            f.evidence.push_back(evidence(m.name + " shape", shapeText(m.shape), m.from));
+            f.evidence.push_back(evidence("parameter shape", shapeText(it->second->shape), it->second->from));
+            out.push_back(std::move(f));
+        }
+    }
+}
+
+void stepsDiffer(const TrainingState& s, Findings& out)
+{
+    std::map<int64_t, std::vector<std::string>> byStep;
+    for (const auto& ps : s.optimizer->paramState) {
+        if (ps.step)
+            byStep[static_cast<int64_t>(*ps.step)].push_back(ps.name.empty() ? ps.index : ps.name);
+    }
+    if (byStep.size() < 2)
+        return;
+    std::string detail;
+    for (const auto& [step, names] : byStep)
+        detail += (detail.empty() ? "" : "; ") + std::string("step ") + std::to_string(step) + ": " + std::to_string(names.size()) + " parameter(s) (" + names.front() + (names.size() > 1 ? ", ..." : "") + ")";
+    Finding f = makeFinding("optimizer.steps-differ", "the optimizer's parameters are at different step counts: " + detail,
+        hintWithNext("Parameters that skip updates (no gradient in some steps, late-unfrozen layers) lag behind; if none "
+                     "should, part of the optimizer state comes from another run or another save (§2.2).", Component::Optimizer));
+    f.evidence.push_back(evidence("steps", detail, s.optimizer->from));
+    out.push_back(std::move(f));
+}
+
+void stepVsGlobalStep(const TrainingState& s, Findings& out)
+{
+    const auto opt = optimizerStep(s);
+    if (!opt || !s.globalStep)
+        return;
+    const int64_t global = *s.globalStep, step = opt->step;
+    const int64_t accumulation = gradientAccumulation(s);
+    const ScalerAccount scaler = accountScaler(s);
+    const Evidence stepEv = evidence("optimizer step", std::to_string(step), opt->from);
+    const Evidence globalEv = globalStepEvidence(s);
+    auto add = [&](Severity severity, std::string message, std::string hint, const std::vector<Evidence>& extra = {}) {
+        Finding f = makeFinding("optimizer.step-vs-global-step", std::move(message), std::move(hint));
+        f.severity = severity;
+        f.evidence = {stepEv, globalEv};
+        f.evidence.insert(f.evidence.end(), extra.begin(), extra.end());
+        out.push_back(std::move(f));
+    };
+    const int64_t skipped = global - step;
+    if (skipped == 0) {
+        if (scaler.known && scaler.consistent && scaler.minSkips > 0)
+            add(Severity::Warning,
+                "the optimizer took every one of the " + std::to_string(global) + " global steps, but the scaler's scale "
+                    "says at least " + std::to_string(scaler.minSkips) + " update(s) were skipped by overflows",
+                hintWithNext("Either the scaler was started with a non-default init_scale, or the scaler state comes from "
+                             "another run or save than the optimizer (§3.2, §6.1).", Component::Optimizer),
+                scaler.evidence);
+        return;
+    }
+    if (accumulation > 1 && (step * accumulation == global || global * accumulation == step))
+        return; // one counter counts micro-batches, the other optimizer updates: consistent
+    if (skipped > 0 && scaler.present && !scaler.consistent) {
+        add(Severity::Info,
+            "the optimizer is " + std::to_string(skipped) + " update(s) behind the global step; the scaler state is itself "
+                "inconsistent (see scaler.state), so the skipped updates cannot be verified",
+            hintWithNext("Fix or explain the scaler finding first: a reset scaler no longer records the overflows that "
+                         "skipped updates (§3.2).", Component::Optimizer));
+        return;
+    }
+    if (skipped > 0 && scaler.known && skipped >= scaler.minSkips && skipped <= scaler.maxSkips)
+        return; // scaler.skipped-steps explains it (reported by the scaler rules)
+    if (skipped < 0) {
+        add(Severity::Error,
+            "the optimizer took " + std::to_string(step) + " steps, more than the global step " + std::to_string(global),
+            hintWithNext("The global step was not restored on resume (the loop restarted counting) while the optimizer "
+                         "was, or the optimizer state comes from a later save (§2.2, §6.1).", Component::Optimizer));
+        return;
+    }
+    std::string expected = scaler.known
+        ? std::to_string(global - scaler.maxSkips) + (scaler.minSkips != scaler.maxSkips ? " to " + std::to_string(global - scaler.minSkips) : "")
+        : std::to_string(global);
+    std::string why = scaler.known ? " (the scaler accounts for " + (scaler.minSkips == scaler.maxSkips ? std::to_string(scaler.minSkips) : std::to_string(scaler.minSkips) + "-" + std::to_string(scaler.maxSkips)) + " skipped update(s))"
+                                   : scaler.present ? "" : " (no GradScaler state to account for skipped updates)";
+    add(Severity::Error,
+        "the optimizer's step is " + std::to_string(step) + " at global step " + std::to_string(global) + "; expected "
+            + expected + why,
+        hintWithNext("The optimizer state restarted or is stale: the resume built a fresh optimizer and never called "
+                     "optimizer.load_state_dict, a try/except swallowed a param-group mismatch, or a weights-only resume "
+                     "path was used to continue training; the first updates after it ran with zero moments (§2.2, §9.2, "
+                     "§10.1 \"optimizer 状态未恢复\").", Component::Optimizer),
+        scaler.evidence);
+}
+
+} // namespace
+
+void optimizerRules(const CheckpointFacts& c, Findings& out)
+{
+    const TrainingState& s = c.state;
+    if (!s.optimizer)
+        return;
+    stateMissing(s, out);
+    paramsWithoutState(s, out);
+    unmatchedParams(s, out);
+    momentShapes(s, out);
+    stepsDiffer(s, out);
+    stepVsGlobalStep(s, out);
+}
+
+} // namespace ckpt::rules

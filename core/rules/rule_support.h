@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+// Small helpers every rule family uses: reading numbers out of StateFields, writing evidence
+// with provenance, and the recovery guide's diagnosis order (§10.1) for hints.
+#pragma once
+
+#include "core/finding.h"
+#include "core/training_state.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ckpt::rules {
+
+/// "dir/optimizer.pt: optimizer/state/0/step" (the file alone when the key path is empty).
+std::string where(const Provenance& from);
+std::string where(const StateField& field);
+
+Evidence evidence(std::string what, std::string value, const Provenance& from);
+Evidence evidence(const StateField& field);
+
+/// Shortest text that reads back as the same double ("0.00075", "16384", "nan").
+std::string numberText(double value);
+
+/// The number a field holds ("300", "1.6", "True" -> 1); nullopt when it is not a number.
+std::optional<double> toNumber(const std::string& text);
+
+/// "[64, 16]"
+std::string shapeText(const std::vector<int64_t>& shape);
+
+/// The first field of that name, or nullptr.
+const StateField* findField(const std::vector<StateField>& fields, const std::string& name);
+/// Every field of that name (one per file that records it).
+std::vector<const StateField*> findFields(const std::vector<StateField>& fields, const std::string& name);
+std::optional<double> fieldNumber(const std::vector<StateField>& fields, const std::string& name);
+
+/// The world size a checkpoint records (environment world_size / dp_world_size), if any.
+std::optional<int64_t> worldSize(const TrainingState& state);
+/// Gradient accumulation steps recorded (progress or environment), 1 when none is.
+int64_t gradientAccumulation(const TrainingState& state);
+
+/// The optimizer `step` most parameters share (nullopt without an optimizer or steps) and where
+/// the first such step was read.
+struct OptimizerStep {
+    int64_t step = 0;
+    Provenance from;
+    bool allEqual = true;
+};
+std::optional<OptimizerStep> optimizerStep(const TrainingState& state);
+
+/// The global step's evidence: value and where it was read (falls back to the directory name).
+Evidence globalStepEvidence(const TrainingState& state);
+
+/// The next check in the recovery guide's diagnosis order (§10.1): next batch -> parameter
+/// summary -> optimizer step and LR -> scaler -> RNG -> distributed reduction and hardware.
+/// Hints end with it so a user walks the same order whatever rule fired first.
+std::string nextInDiagnosisOrder(Component component);
+
+/// A hint: the usual cause, then what to check next in §10.1's order.
+std::string hintWithNext(const std::string& cause, Component component);
+
+} // namespace ckpt::rules

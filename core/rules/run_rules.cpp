@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+// A whole run (recovery guide §8.1, §8.3, §9.3): checkpoints whose recorded steps increase with
+// their names, saved at a regular interval, `latest` designating a complete checkpoint, the best
+// checkpoint present, and the learning rate logged after each checkpoint following the schedule
+// that checkpoint saved (the step where it departs is where the run broke).
+#include "core/rules/rule_catalogue.h"
+#include "core/rules/rule_families.h"
+#include "core/rules/rule_support.h"
+
+#include <cmath>
+#include <set>
+
+namespace ckpt::rules {
+namespace {
+
+bool close(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max({std::fabs(a), std::fabs(b), 1e-12}); }
+
+void stepsOrder(const std::vector<const CheckpointFacts*>& cs, Findings& out)
+{
+    std::set<int64_t> seen;
+    const CheckpointFacts* previous = nullptr;
+    for (const CheckpointFacts* c : cs) {
+        if (!c->state.globalStep)
+            continue;
+        const int64_t step = *c->state.globalStep;
+        std::string problem;
+        if (seen.contains(step))
+            problem = "two checkpoints record global step " + std::to_string(step);
+        else if (previous && step < *previous->state.globalStep)
+            problem = c->state.path + " records step " + std::to_string(step) + ", earlier than " + previous->state.path
+                    + " before it (" + std::to_string(*previous->state.globalStep) + ")";
+        seen.insert(step);
+        if (!problem.empty()) {
+            Finding f = makeFinding("run.steps-order", problem,
+                hintWithNext("A resume restarted the step counter, or a checkpoint was overwritten/renamed; `latest` and "
+                             "rollback (§8.3) pick the wrong state when steps do not increase.", Component::Progress));
+            f.evidence.push_back(globalStepEvidence(c->state));
+            if (previous)
+                f.evidence.push_back(globalStepEvidence(previous->state));
+            f.checkpoints = {previous ? previous->state.path : c->state.path, c->state.path};
+            out.push_back(std::move(f));
+        }
+        previous = c;
+    }
+}
+
+void saveInterval(const std::vector<const CheckpointFacts*>& cs, Findings& out)
+{
+    std::vector<int64_t> steps;
+    for (const CheckpointFacts* c : cs) {
+        if (c->state.globalStep)
+            steps.push_back(*c->state.globalStep);
+    }
+    if (steps.size() < 3)
+        return;
+    std::set<int64_t> intervals;
+    for (std::size_t i = 1; i + 1 < steps.size(); ++i) // the last save may be the end of training
+        intervals.insert(steps[i] - steps[i - 1]);
+    if (intervals.size() <= 1 || steps.size() < 4)
+        return;
+    std::string list;
+    for (std::size_t i = 1; i < steps.size(); ++i)
+        list += (i > 1 ? ", " : "") + std::to_string(steps[i] - steps[i - 1]);
+    Finding f = makeFinding("run.save-interval", "the steps between saves vary: " + list,
+        "Irregular saves point at restarts (a save on preemption, §8.2) or at missing checkpoints; look for a resume "
+        "near the irregular interval (§8.1).");
+    for (const CheckpointFacts* c : cs)
+        f.evidence.push_back(globalStepEvidence(c->state));
+    out.push_back(std::move(f));
+}
+
+void latestAndBest(const RunHistory& run, bool latestAudited, Findings& out)
+{
+    for (const auto& c : run.checkpoints) {
+        if (!c.latest || c.complete || latestAudited)
+            continue;
+        Finding f = makeFinding("run.latest", "`latest` (" + run.latestFrom + ") designates " + c.path + ", which is incomplete: "
+            + c.incompleteReason,
+            hintWithNext("A resume would load a half-written checkpoint; roll back to the newest complete one (§6.2, §8.3).",
+                         Component::Integrity));
+        f.evidence.push_back({"latest", c.path, run.latestFrom});
+        f.checkpoints = {c.path};
+        out.push_back(std::move(f));
+    }
+    if (run.bestFrom.empty())
+        return;
+    for (const auto& c : run.checkpoints) {
+        if (c.best)
+            return;
+    }
+    Finding f = makeFinding("run.best-missing", "the run records a best checkpoint that is not among its checkpoints",
+        "The best checkpoint was deleted by a retention policy or lives elsewhere; deployment and evaluation that rely on "
+        "it will fail (§8.3).");
+    f.evidence.push_back({"best recorded in", run.bestFrom, run.bestFrom});
+    out.push_back(std::move(f));
+}
+
+const std::vector<std::pair<int64_t, double>>* lrSeries(const RunHistory& run)
+{
+    for (const char* name : {"learning_rate", "lr", "lr-AdamW", "lr-Adam", "lr-SGD"}) {
+        const auto it = run.series.find(name);
+        if (it != run.series.end() && !it->second.empty())
+            return &it->second;
+    }
+    return nullptr;
+}
+
+void lrLogDeparts(const RunHistory& run, const std::vector<const CheckpointFacts*>& cs, Findings& out, std::vector<RunMark>& marks)
+{
+    const auto* logged = lrSeries(run);
+    if (!logged)
+        return;
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+        const TrainingState& s = cs[i]->state;
+        if (!s.scheduler || !s.globalStep || !s.scheduler->schedule.recomputable || s.scheduler->schedule.lastEpoch != *s.globalStep)
+            continue;
+        const LrSchedule& l = s.scheduler->schedule;
+        const int64_t g = *s.globalStep;
+        const int64_t end = i + 1 < cs.size() && cs[i + 1]->state.globalStep ? *cs[i + 1]->state.globalStep : g;
+        auto lrAt = [&](int64_t step) -> std::optional<double> {
+            try {
+                if (step < 0)
+                    return std::nullopt;
+                const auto v = l.lrAt(step);
+                return v.empty() ? std::nullopt : std::optional<double>(v.front());
+            } catch (const std::exception&) {
+                return std::nullopt;
+            }
+        };
+        // Which convention the log uses (the LR of update s is lrAt(s - 1); some loggers print lrAt(s)),
+        // learnt from the points logged up to the checkpoint.
+        std::optional<int> offset;
+        for (int o : {-1, 0}) {
+            int matched = 0, tried = 0;
+            for (auto it = logged->rbegin(); it != logged->rend() && tried < 5; ++it) {
+                if (it->first > g || it->first <= g - 1000)
+                    continue;
+                ++tried;
+                const auto v = lrAt(it->first + o);
+                matched += v && close(*v, it->second);
+            }
+            if (tried > 0 && matched == tried) {
+                offset = o;
+                break;
+            }
+        }
+        if (!offset)
+            continue;
+        for (const auto& [step, lr] : *logged) {
+            if (step <= g || step > end)
+                continue;
+            const auto v = lrAt(step + *offset);
+            if (!v || close(*v, lr))
+                continue;
+            Finding f = makeFinding("scheduler.lr-log-departs",
+                "from step " + std::to_string(step) + " the logged learning rate " + numberText(lr) + " departs from the "
+                    "schedule saved at step " + std::to_string(g) + " (" + numberText(*v) + ")",
+                hintWithNext("Something changed the LR after this checkpoint: a resume that stepped the scheduler extra "
+                             "times or rebuilt it from the config (stories slime#1546, OneTrainer#1604; §2.3, §9.3).",
+                             Component::Scheduler));
+            f.evidence.push_back({"logged learning rate at step " + std::to_string(step), numberText(lr), run.path + " (metrics log)"});
+            f.evidence.push_back({"schedule at step " + std::to_string(step), numberText(*v), "computed from " + where(s.scheduler->from)});
+            f.checkpoints = {s.path};
+            if (i + 1 < cs.size())
+                f.checkpoints.push_back(cs[i + 1]->state.path);
+            marks.push_back({"scheduler.lr", step, f.rule, s.path});
+            out.push_back(std::move(f));
+            break;
+        }
+    }
+}
+
+} // namespace
+
+void runRules(const RunHistory& run, const std::vector<const CheckpointFacts*>& checkpoints, bool latestAudited, Findings& out,
+              std::vector<RunMark>& marks)
+{
+    stepsOrder(checkpoints, out);
+    saveInterval(checkpoints, out);
+    latestAndBest(run, latestAudited, out);
+    lrLogDeparts(run, checkpoints, out, marks);
+}
+
+} // namespace ckpt::rules

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+#include "core/rules/scaler_account.h"
+
+#include "core/rules/rule_support.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ckpt::rules {
+
+std::optional<int64_t> growthsBetween(double from, double to, double growthFactor, double backoffFactor)
+{
+    if (!(from > 0) || !(to > 0) || !(growthFactor > 1) || std::fabs(growthFactor * backoffFactor - 1) > 1e-12)
+        return std::nullopt;
+    const double e = std::log(to / from) / std::log(growthFactor);
+    const double rounded = std::round(e);
+    if (std::fabs(e - rounded) > 1e-9)
+        return std::nullopt;
+    return static_cast<int64_t>(rounded);
+}
+
+ScalerAccount accountScaler(const TrainingState& state)
+{
+    ScalerAccount a;
+    if (!state.scaler)
+        return a;
+    const ScalerPart& s = *state.scaler;
+    a.present = true;
+    auto ev = [&](const char* what, const std::string& value, const char* key) {
+        Provenance from = s.from;
+        from.key.push_back(std::string(key));
+        a.evidence.push_back(evidence(what, value, from));
+    };
+    if (!s.enabled) {
+        a.unused = true;
+        a.known = true;
+        a.explanation = "the scaler is disabled (empty state): no update is ever skipped";
+        a.evidence.push_back(evidence("scaler state", "{} (disabled)", s.from));
+        return a;
+    }
+    if (!s.scale || !state.globalStep)
+        return a;
+    const double scale = *s.scale;
+    const double g = s.growthFactor.value_or(2.0), b = s.backoffFactor.value_or(0.5);
+    const int64_t interval = s.growthInterval.value_or(2000);
+    const int64_t steps = *state.globalStep;
+    ev("scale", numberText(scale), "scale");
+    if (s.growthTracker)
+        ev("_growth_tracker", std::to_string(*s.growthTracker), "_growth_tracker");
+    ev("growth_interval", std::to_string(interval), "growth_interval");
+
+    const auto e = growthsBetween(kDefaultInitScale, scale, g, b);
+    if (!e)
+        return a; // not a power of the growth factor from the default init: a custom init_scale
+    const int64_t tracker = s.growthTracker.value_or(-1);
+    if (*e == 0 && tracker == 0) {
+        a.unused = true;
+        a.known = true;
+        a.explanation = "scale at its initial 65536 with growth tracker 0: the scaler was never updated "
+                        "(an unused GradScaler, e.g. fp32 or bf16 training), so no update was skipped";
+        return a;
+    }
+    const int64_t maxGrowths = interval > 0 ? steps / interval : steps;
+    const int64_t minGrowths = std::max<int64_t>(0, *e);
+    if (minGrowths > maxGrowths) {
+        a.consistent = false;
+        a.customInitLikely = true;
+        a.problem = "scale " + numberText(scale) + " needs " + std::to_string(*e) + " growth(s) above the default initial "
+                  "65536, but " + std::to_string(steps) + " steps allow at most " + std::to_string(maxGrowths)
+                  + " (one per " + std::to_string(interval) + " clean steps)";
+        return a;
+    }
+    a.known = true;
+    a.minSkips = minGrowths - *e;
+    a.maxSkips = std::min<int64_t>(maxGrowths - *e, steps);
+    if (tracker >= 0 && interval > 0 && tracker >= interval) {
+        a.consistent = false;
+        a.problem = "_growth_tracker " + std::to_string(tracker) + " reached growth_interval " + std::to_string(interval)
+                  + " without the scale growing";
+        return a;
+    }
+    if (tracker >= 0 && a.maxSkips == 0 && maxGrowths == 0 && tracker != steps) {
+        // No overflow and no growth can have happened, so the tracker must count every step.
+        a.consistent = false;
+        a.problem = "scale " + numberText(scale) + " means no overflow and no growth in " + std::to_string(steps)
+                  + " steps, so _growth_tracker should be " + std::to_string(steps) + ", but it is "
+                  + std::to_string(tracker) + ": the scaler restarted from its initial state about "
+                  + std::to_string(tracker) + " steps ago (near step " + std::to_string(steps - tracker) + ")";
+        return a;
+    }
+    if (tracker >= 0 && tracker > steps - a.minSkips) {
+        a.consistent = false;
+        a.problem = "_growth_tracker " + std::to_string(tracker) + " counts more clean steps than the "
+                  + std::to_string(steps - a.minSkips) + " the global step leaves after " + std::to_string(a.minSkips)
+                  + " overflow(s)";
+        return a;
+    }
+    const std::string range = a.minSkips == a.maxSkips ? std::to_string(a.minSkips)
+                                                        : std::to_string(a.minSkips) + " to " + std::to_string(a.maxSkips);
+    a.explanation = "scale " + numberText(scale) + " = 65536 (GradScaler's default init_scale) × " + numberText(b) + "^"
+                  + std::to_string(-*e + minGrowths) + (minGrowths ? " × " + numberText(g) + "^" + std::to_string(minGrowths) : "")
+                  + "; with at most " + std::to_string(maxGrowths) + " growth(s) possible in " + std::to_string(steps)
+                  + " steps (one per " + std::to_string(interval) + " clean steps), " + range
+                  + " update(s) were skipped by overflows";
+    return a;
+}
+
+} // namespace ckpt::rules

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+// AMP grad scaler state A_t (recovery guide §3.2): reachable from GradScaler's initial state in
+// the steps taken, accounting for the optimizer updates overflows skipped, and saved at all when
+// fp16 training needs it.
+#include "core/rules/rule_catalogue.h"
+#include "core/rules/rule_families.h"
+#include "core/rules/rule_support.h"
+#include "core/rules/scaler_account.h"
+
+namespace ckpt::rules {
+namespace {
+
+void state(const TrainingState& s, const ScalerAccount& a, Findings& out)
+{
+    if (!a.present || a.consistent)
+        return;
+    Finding f = makeFinding("scaler.state", "the AMP scaler state cannot be reached in " + std::to_string(s.globalStep.value_or(0))
+        + " steps: " + a.problem,
+        hintWithNext(a.customInitLikely
+            ? "GradScaler was probably built with a non-default init_scale; if not, the scaler state comes from another "
+              "run (§3.2)."
+            : "The scaler was reset: the resume built a fresh GradScaler() and never called scaler.load_state_dict, so it "
+              "restarted at 65536 and will relearn its scale through overflows the original run did not have (skipped "
+              "updates, a loss spike, stories transformers#34053, apex#480; §3.2, §10.1 \"AMP scaler 重置\").",
+            Component::Scaler));
+    if (a.customInitLikely)
+        f.severity = Severity::Warning;
+    f.evidence = a.evidence;
+    f.evidence.push_back(globalStepEvidence(s));
+    out.push_back(std::move(f));
+}
+
+void skippedSteps(const TrainingState& s, const ScalerAccount& a, Findings& out)
+{
+    const auto opt = optimizerStep(s);
+    if (!a.known || !a.consistent || !opt || !s.globalStep)
+        return;
+    const int64_t skipped = *s.globalStep - opt->step;
+    if (skipped <= 0 || skipped < a.minSkips || skipped > a.maxSkips)
+        return;
+    Finding f = makeFinding("scaler.skipped-steps",
+        "the optimizer's step " + std::to_string(opt->step) + " is " + std::to_string(skipped) + " behind global step "
+            + std::to_string(*s.globalStep) + ", as the AMP scaler accounts for: " + a.explanation,
+        "Overflowing fp16 steps skip optimizer.step() but still count as training steps; nothing to fix (§3.2). "
+            + nextInDiagnosisOrder(Component::Scaler));
+    f.evidence.push_back(evidence("optimizer step", std::to_string(opt->step), opt->from));
+    f.evidence.push_back(globalStepEvidence(s));
+    f.evidence.insert(f.evidence.end(), a.evidence.begin(), a.evidence.end());
+    out.push_back(std::move(f));
+}
+
+void missing(const TrainingState& s, Findings& out)
+{
+    if (s.scaler || !s.optimizer)
+        return; // a lone file (training_args.bin) is not the checkpoint the scaler belongs to
+    for (const auto& field : s.environment) {
+        const std::string& n = field.name;
+        const bool fp16 = ((n == "fp16" || n.ends_with(".fp16")) && toNumber(field.value).value_or(0) == 1)
+                       || ((n == "precision" || n.ends_with(".precision")) && (field.value == "16" || field.value == "16-mixed"));
+        if (!fp16)
+            continue;
+        Finding f = makeFinding("scaler.missing", "fp16 mixed precision is recorded but no GradScaler state was saved",
+            hintWithNext("Without the scaler's state a resume starts at scale 65536 instead of the learned one, overflows "
+                         "and skips updates the original run did not (story transformers#34053; §3.2).", Component::Scaler));
+        f.evidence.push_back(evidence(field));
+        out.push_back(std::move(f));
+        return;
+    }
+}
+
+} // namespace
+
+void scalerRules(const CheckpointFacts& c, Findings& out)
+{
+    const ScalerAccount a = accountScaler(c.state);
+    state(c.state, a, out);
+    skippedSteps(c.state, a, out);
+    missing(c.state, out);
+}
+
+} // namespace ckpt::rules

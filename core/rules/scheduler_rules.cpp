@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+// LR scheduler state L_t (recovery guide §2.3): its position agrees with the number of updates
+// (or epochs), its recorded LR is what its formula gives there and what the optimizer uses, and
+// it can be rebuilt on resume (initial_lr in the param groups).
+#include "core/rules/rule_catalogue.h"
+#include "core/rules/rule_families.h"
+#include "core/rules/rule_support.h"
+
+#include <cmath>
+
+namespace ckpt::rules {
+namespace {
+
+bool close(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max({std::fabs(a), std::fabs(b), 1e-12}); }
+
+std::string lrList(const std::vector<double>& lrs)
+{
+    std::string out = "[";
+    for (std::size_t i = 0; i < lrs.size(); ++i)
+        out += (i ? ", " : "") + numberText(lrs[i]);
+    return out + "]";
+}
+
+Provenance keyed(const Provenance& base, const char* key)
+{
+    Provenance p = base;
+    p.key.push_back(std::string(key));
+    return p;
+}
+
+void missing(const TrainingState& s, Findings& out)
+{
+    if (s.scheduler || !s.optimizer || s.globalStep.value_or(0) <= 0)
+        return;
+    Finding f = makeFinding("scheduler.missing", "no LR-scheduler state in this training checkpoint",
+        hintWithNext("Fine for a constant LR; with a schedule, a resume rebuilds it from the current config and the "
+                     "LR curve bends (story OneTrainer#1604). Save scheduler.state_dict() with the optimizer (§2.3).",
+                     Component::Scheduler));
+    f.severity = Severity::Info;
+    f.evidence.push_back(evidence("optimizer", s.optimizer->type, s.optimizer->from));
+    out.push_back(std::move(f));
+}
+
+void position(const TrainingState& s, Findings& out)
+{
+    const LrSchedule& l = s.scheduler->schedule;
+    if (l.lastEpoch < 0)
+        return;
+    const int64_t pos = l.lastEpoch;
+    const auto epoch = fieldNumber(s.progress, "epoch");
+    const auto opt = optimizerStep(s);
+    const int64_t accumulation = gradientAccumulation(s);
+    bool known = false;
+    if (s.globalStep) {
+        known = true;
+        if (pos == *s.globalStep || pos == *s.globalStep * accumulation)
+            return;
+    }
+    if (opt && pos == opt->step)
+        return; // stepped only on the updates the optimizer made
+    if (epoch && *epoch == std::floor(*epoch)) {
+        known = true;
+        const auto e = static_cast<int64_t>(*epoch);
+        if (pos == e || pos == e + 1)
+            return; // an epoch-interval scheduler, stepped at the end of each epoch
+    }
+    if (!known)
+        return;
+    std::string against = s.globalStep ? "global step " + std::to_string(*s.globalStep) : std::string();
+    if (epoch)
+        against += std::string(against.empty() ? "" : " or ") + "epoch " + numberText(*epoch);
+    std::string drift;
+    if (s.globalStep && *s.globalStep > 0 && pos > *s.globalStep && pos % *s.globalStep == 0)
+        drift = " (" + std::to_string(pos / *s.globalStep) + " scheduler steps per update)";
+    else if (s.globalStep)
+        drift = " (" + std::string(pos > *s.globalStep ? "ahead by " : "behind by ") + std::to_string(std::llabs(pos - *s.globalStep)) + ")";
+    Finding f = makeFinding("scheduler.position",
+        "the scheduler is at position " + std::to_string(pos) + " but training is at " + against + drift,
+        hintWithNext("scheduler.step() was called more (or fewer) times than optimizer.step(): an extra call after "
+                     "loading, a callback that also steps it, stepping per micro-batch under gradient accumulation, or "
+                     "Lightning interval=\"step\" plus a manual step (§2.3, §10.1 \"scheduler 多走一步\"; stories "
+                     "slime#1546, Lightning#4655).", Component::Scheduler));
+    f.evidence.push_back(evidence("last_epoch", std::to_string(pos), keyed(s.scheduler->from, "last_epoch")));
+    f.evidence.push_back(globalStepEvidence(s));
+    if (const StateField* e = findField(s.progress, "epoch"))
+        f.evidence.push_back(evidence(*e));
+    if (l.recomputable && s.globalStep) {
+        try {
+            f.evidence.push_back({"lr the formula gives at the global step", lrList(l.lrAt(*s.globalStep)), "computed from " + where(s.scheduler->from)});
+        } catch (const std::exception&) {
+        }
+    }
+    if (!l.lastLr.empty())
+        f.evidence.push_back(evidence("recorded _last_lr", lrList(l.lastLr), keyed(s.scheduler->from, "_last_lr")));
+    out.push_back(std::move(f));
+}
+
+void stepCount(const TrainingState& s, Findings& out)
+{
+    const LrSchedule& l = s.scheduler->schedule;
+    if (l.stepCount < 0 || l.lastEpoch < 0 || !l.children.empty() || l.kind == "ReduceLROnPlateau" || l.stepCount == l.lastEpoch + 1)
+        return;
+    Finding f = makeFinding("scheduler.step-count",
+        "_step_count " + std::to_string(l.stepCount) + " differs from last_epoch + 1 = " + std::to_string(l.lastEpoch + 1),
+        hintWithNext("step(epoch) was called with an explicit epoch, or last_epoch was edited after construction; the "
+                     "position the scheduler resumes from may not be the one training reached (§2.3).", Component::Scheduler));
+    f.evidence.push_back(evidence("_step_count", std::to_string(l.stepCount), keyed(s.scheduler->from, "_step_count")));
+    f.evidence.push_back(evidence("last_epoch", std::to_string(l.lastEpoch), keyed(s.scheduler->from, "last_epoch")));
+    out.push_back(std::move(f));
+}
+
+void lrFormula(const TrainingState& s, Findings& out)
+{
+    const LrSchedule& l = s.scheduler->schedule;
+    if (!l.recomputable || l.lastEpoch < 0 || l.lastLr.empty())
+        return;
+    std::vector<double> lr;
+    try {
+        lr = l.lrAt(l.lastEpoch);
+    } catch (const std::exception&) {
+        return;
+    }
+    if (lr.size() != l.lastLr.size())
+        return;
+    for (std::size_t g = 0; g < lr.size(); ++g) {
+        if (close(lr[g], l.lastLr[g]))
+            continue;
+        Finding f = makeFinding("scheduler.lr-formula",
+            "the recorded _last_lr " + lrList(l.lastLr) + " is not what " + l.kind + " gives at its position "
+                + std::to_string(l.lastEpoch) + " " + lrList(lr),
+            hintWithNext("Something else changed the LR: a second scheduler on the same optimizer, a manual param_group "
+                         "edit, or a resume that loaded the state into a scheduler built with other settings (§2.3).",
+                         Component::Scheduler));
+        f.evidence.push_back(evidence("recorded _last_lr", lrList(l.lastLr), keyed(s.scheduler->from, "_last_lr")));
+        f.evidence.push_back({"formula at last_epoch " + std::to_string(l.lastEpoch), lrList(lr), "computed from " + where(s.scheduler->from)});
+        out.push_back(std::move(f));
+        return;
+    }
+}
+
+void lrOptimizer(const TrainingState& s, Findings& out)
+{
+    const LrSchedule& l = s.scheduler->schedule;
+    if (!s.optimizer || l.lastLr.empty() || l.lastLr.size() != s.optimizer->groups.size())
+        return;
+    for (std::size_t g = 0; g < l.lastLr.size(); ++g) {
+        const StateField* lr = findField(s.optimizer->groups[g].hyperparameters, "lr");
+        const auto v = lr ? toNumber(lr->value) : std::nullopt;
+        if (!v || close(*v, l.lastLr[g]))
+            continue;
+        Finding f = makeFinding("scheduler.lr-optimizer",
+            "param group " + std::to_string(g) + " trains with lr " + lr->value + " but the scheduler recorded "
+                + numberText(l.lastLr[g]),
+            hintWithNext("The optimizer and the scheduler come from different moments (saved at different boundaries, "
+                         "§6.1), or the LR was overridden after loading (a config lr applied on resume) (§2.3).",
+                         Component::Scheduler));
+        f.evidence.push_back(evidence("optimizer lr", lr->value, lr->from));
+        f.evidence.push_back(evidence("scheduler _last_lr", lrList(l.lastLr), keyed(s.scheduler->from, "_last_lr")));
+        out.push_back(std::move(f));
+        return;
+    }
+}
+
+void initialLr(const TrainingState& s, Findings& out)
+{
+    const LrSchedule& l = s.scheduler->schedule;
+    if (!s.optimizer || l.lastEpoch <= 0 || l.kind == "ReduceLROnPlateau" || l.kind == "unknown")
+        return;
+    for (std::size_t g = 0; g < s.optimizer->groups.size(); ++g) {
+        if (findField(s.optimizer->groups[g].hyperparameters, "initial_lr"))
+            continue;
+        Finding f = makeFinding("scheduler.initial-lr-missing",
+            "the scheduler is at position " + std::to_string(l.lastEpoch) + " but param group " + std::to_string(g)
+                + " has no initial_lr: a scheduler built with last_epoch > 0 on resume raises KeyError",
+            hintWithNext("initial_lr was dropped on the way (torch.distributed.checkpoint before the fix, a converter "
+                         "that copies only lr); add it back from base_lrs before resuming (story pytorch#140900, §2.3).",
+                         Component::Scheduler));
+        Provenance groups = s.optimizer->from;
+        groups.key.insert(groups.key.end(), {std::string("param_groups"), static_cast<int64_t>(g)});
+        f.evidence.push_back(evidence("param group keys", "no initial_lr", groups));
+        f.evidence.push_back(evidence("last_epoch", std::to_string(l.lastEpoch), keyed(s.scheduler->from, "last_epoch")));
+        out.push_back(std::move(f));
+        return;
+    }
+}
+
+} // namespace
+
+void schedulerRules(const CheckpointFacts& c, Findings& out)
+{
+    const TrainingState& s = c.state;
+    missing(s, out);
+    if (!s.scheduler)
+        return;
+    position(s, out);
+    stepCount(s, out);
+    lrFormula(s, out);
+    lrOptimizer(s, out);
+    initialLr(s, out);
+}
+
+} // namespace ckpt::rules

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// What a StatsAccumulator holds: the element kind, moments and the value census. Internal to
+// core (the parallel drivers fill it directly).
+#pragma once
+
+#include "core/stats_kernels.h"
+#include "core/tensor_compare.h"
+#include "core/tensor_stats.h"
+
+#include <functional>
+#include <vector>
+
+namespace ckpt {
+
+struct StatsAccumulator::State {
+    DType dtype = DType::Unknown;
+    kernels::Kind kind = kernels::Kind::Unsupported;
+    uint64_t count = 0;               // elements added
+    kernels::Moments moments;         // non-exact kinds only (exact kinds derive them from the census)
+    std::vector<uint64_t> census;     // censusSize(kind) entries once anything was added
+
+    /// Adds a worker's 32-bit census and clears it.
+    void absorbCensus(uint32_t* local);
+};
+
+class TensorViewReader;
+
+namespace detail {
+
+/// Statistics of many views on one thread pool, chunk by chunk in file order; `done` gets each
+/// view's accumulator as soon as its last chunk is scanned (serialized, any order).
+void scanViewsForStats(const std::vector<const TensorViewReader*>& views, const StatsOptions& options,
+                       const std::function<void(std::size_t index, StatsAccumulator&& acc)>& done);
+
+/// Comparison of many view pairs (same dtype and numel) on one thread pool.
+void compareViews(const std::vector<std::pair<const TensorViewReader*, const TensorViewReader*>>& pairs,
+                  const StatsOptions& options,
+                  const std::function<void(std::size_t index, const kernels::PairMoments& m)>& done);
+
+/// Fills a TensorDiff's figures from the comparison moments.
+void applyPairMoments(TensorDiff& diff, const kernels::PairMoments& m);
+
+} // namespace detail
+} // namespace ckpt

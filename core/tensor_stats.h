@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+// Summary statistics of a tensor's elements, computed in one pass over its bytes: min, max,
+// mean, standard deviation, L2 norm, max |x|, NaN/Inf/zero counts and two 64-bin histograms.
+//
+// Partial results are StatsAccumulators: they merge exactly (counts add, moments combine with
+// Chan et al.'s parallel formula, histograms from exact value counts), so the statistics of a
+// tensor split over threads, DCP chunks or per-rank shards equal those of the whole tensor.
+//
+// Conventions (what a user comparing with PyTorch should know):
+//  * min, max, mean, std, l2 and absmax are over the FINITE elements; NaN and ±Inf are counted
+//    separately. With no finite element they are NaN (l2: 0).
+//  * std is Bessel-corrected like torch.std() (NaN for fewer than two finite elements).
+//  * Complex tensors are summarised on their magnitudes |z|.
+//  * Bool, 8- and 16-bit types are counted value by value, so every figure and both
+//    histograms are exact. 32- and 64-bit types have exact moments, min and max; their
+//    histograms place each element by its value rounded to 8 significant bits (a bfloat16),
+//    so an element within 0.4% of a bin edge can land in the neighbouring bin.
+#pragma once
+
+#include "core/dtype.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ckpt {
+
+class CheckpointFile;
+struct TensorInfo;
+
+constexpr int kHistogramBins = 64;
+
+struct Histogram {
+    double lo = 0, hi = 0;        // linear histogram: [min, max]; log histogram: [log10 min|x|, log10 max|x|]
+    std::vector<uint64_t> counts; // kHistogramBins bins of width (hi - lo) / 64; empty when nothing was binned
+    uint64_t total() const;
+};
+
+struct TensorStats {
+    std::string dtype;            // PyTorch's name ("float32")
+    uint64_t numel = 0;           // elements of the view
+    uint64_t finite = 0;          // of them finite
+    uint64_t nan = 0, posinf = 0, neginf = 0, zeros = 0;
+    double min = std::numeric_limits<double>::quiet_NaN();
+    double max = std::numeric_limits<double>::quiet_NaN();
+    double mean = std::numeric_limits<double>::quiet_NaN();
+    double std = std::numeric_limits<double>::quiet_NaN();
+    double l2 = 0;
+    double absmax = std::numeric_limits<double>::quiet_NaN();
+    Histogram hist;               // finite elements, linear over [min, max]; sums to `finite`
+    Histogram logHist;            // finite non-zero elements, over log10|x|; sums to `finite - zeros`
+    bool exactHistograms = true;  // false for 32/64-bit types (bfloat16-resolution binning)
+    bool complexMagnitude = false;
+    std::string problem;          // why there are no statistics (no bytes, sparse, unknown dtype); empty otherwise
+
+    bool ok() const { return problem.empty(); }
+};
+
+/// Partial statistics; add() elements, merge() partials, finish() into TensorStats.
+class StatsAccumulator {
+public:
+    /// Throws std::invalid_argument for types without numeric values (quantized, bits, unknown).
+    explicit StatsAccumulator(DType dtype);
+    StatsAccumulator(const StatsAccumulator& other);
+    StatsAccumulator& operator=(const StatsAccumulator& other);
+    StatsAccumulator(StatsAccumulator&&) noexcept;
+    StatsAccumulator& operator=(StatsAccumulator&&) noexcept;
+    ~StatsAccumulator();
+
+    /// `count` contiguous elements in little-endian byte order.
+    void add(const std::byte* data, std::size_t count);
+    /// Exact combination: the result is what one accumulator fed both inputs would hold.
+    /// Throws std::invalid_argument when the dtypes differ.
+    void merge(const StatsAccumulator& other);
+    TensorStats finish() const;
+
+    DType dtype() const;
+    uint64_t count() const;
+
+    struct State; // core/stats_state.h
+    State& state() { return *m; }
+    const State& state() const { return *m; }
+
+private:
+    std::unique_ptr<State> m;
+};
+
+/// True when statistics can be computed for this element type.
+bool statsSupported(DType dtype);
+
+struct StatsProgress {
+    uint64_t bytesDone = 0, bytesTotal = 0;
+    std::size_t tensorsDone = 0, tensorsTotal = 0;
+};
+
+struct StatsOptions {
+    unsigned threads = 0; // 0: std::thread::hardware_concurrency()
+    /// Called from worker threads (never concurrently with itself) after each chunk of about
+    /// 16 MiB and at the end. Return false to cancel: work stops at the next chunk and the
+    /// call throws CancelledError (or reports cancelled = true where a result is returned).
+    std::function<bool(const StatsProgress&)> progress;
+};
+
+/// Statistics of one tensor's view (shape, stride and offset applied, big-endian files
+/// swapped), split across threads when large. Never throws for bad data: a tensor without
+/// usable bytes gets TensorStats::problem. Throws CancelledError when cancelled.
+TensorStats computeTensorStats(const CheckpointFile& file, const TensorInfo& tensor, const StatsOptions& options = {});
+
+/// The same as a mergeable partial (for shards). Throws FormatError when the tensor has no
+/// usable bytes, std::invalid_argument for unsupported dtypes, CancelledError when cancelled.
+StatsAccumulator accumulateTensorStats(const CheckpointFile& file, const TensorInfo& tensor, const StatsOptions& options = {});
+
+} // namespace ckpt

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: MIT
+// Tensor statistics, shards, replicas and the two-checkpoint diff against what PyTorch computes
+// on the files tests/fixtures/make_stats_fixtures.py writes (stats_expected.json).
+#include "test_support.h"
+
+#include "core/checkpoint_diff.h"
+#include "core/checkpoint_stats.h"
+#include "core/errors.h"
+#include "core/stats_json.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <filesystem>
+
+using namespace ckpt;
+using namespace testsupport;
+using nlohmann::json;
+
+namespace {
+
+std::string dir() { return std::string(CKPT_TESTDATA_DIR) + "/stats"; }
+std::string at(const std::string& name) { return dir() + "/" + name; }
+
+const json& expected()
+{
+    static const json j = readJson(at("stats_expected.json"));
+    return j;
+}
+
+double num(const json& v) { return v.is_null() ? std::nan("") : v.get<double>(); }
+
+bool close(double a, double b, double rel)
+{
+    if (std::isnan(a) || std::isnan(b))
+        return std::isnan(a) && std::isnan(b);
+    return std::abs(a - b) <= rel * std::max(1.0, std::abs(b));
+}
+
+uint64_t l1(const std::vector<uint64_t>& a, const json& b)
+{
+    uint64_t d = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const auto e = b[i].get<uint64_t>();
+        d += a[i] > e ? a[i] - e : e - a[i];
+    }
+    return d;
+}
+
+// One tensor's statistics against torch's; histograms exactly for exactly-counted types, else
+// within the documented bfloat16-resolution tolerance.
+void checkStats(const std::string& what, const TensorStats& s, const json& e)
+{
+    const QByteArray where = q(what);
+    QVERIFY2(s.ok(), q(what + ": " + s.problem));
+    QCOMPARE(s.numel, e["numel"].get<uint64_t>());
+    QCOMPARE(s.nan, e["nan"].get<uint64_t>());
+    QCOMPARE(s.posinf, e["posinf"].get<uint64_t>());
+    QCOMPARE(s.neginf, e["neginf"].get<uint64_t>());
+    QCOMPARE(s.zeros, e["zeros"].get<uint64_t>());
+    QCOMPARE(s.finite, s.numel - s.nan - s.posinf - s.neginf);
+    QVERIFY2(close(s.l2, num(e["l2"]), 1e-9), where);
+    if (!e.contains("min")) {
+        QVERIFY2(std::isnan(s.min) && std::isnan(s.mean) && s.hist.counts.empty(), where);
+        return;
+    }
+    QVERIFY2(close(s.min, num(e["min"]), 1e-12), q(what + " min " + std::to_string(s.min)));
+    QVERIFY2(close(s.max, num(e["max"]), 1e-12), q(what + " max " + std::to_string(s.max)));
+    QVERIFY2(close(s.absmax, num(e["absmax"]), 1e-12), where);
+    QVERIFY2(close(s.mean, num(e["mean"]), 1e-9), q(what + " mean " + std::to_string(s.mean) + " vs " + e["mean"].dump()));
+    QVERIFY2(close(s.std, num(e["std"]), 1e-9), q(what + " std " + std::to_string(s.std) + " vs " + e["std"].dump()));
+
+    QCOMPARE(s.hist.counts.size(), std::size_t(kHistogramBins));
+    QCOMPARE(s.hist.total(), s.finite); // the histogram holds every finite element
+    QVERIFY2(close(s.hist.lo, num(e["hist"]["lo"]), 1e-12) && close(s.hist.hi, num(e["hist"]["hi"]), 1e-12), where);
+    // L1 distance counts a misplaced element twice: at most ~3% of elements in a neighbouring bin.
+    const uint64_t tolerance = s.exactHistograms ? 0 : s.finite * 6 / 100 + 4;
+    QVERIFY2(l1(s.hist.counts, e["hist"]["counts"]) <= tolerance,
+             q(what + " histogram off by " + std::to_string(l1(s.hist.counts, e["hist"]["counts"]))));
+    if (e.contains("log_hist")) {
+        QCOMPARE(s.logHist.total(), s.finite - s.zeros);
+        QVERIFY2(close(s.logHist.lo, num(e["log_hist"]["lo"]), 1e-9), where);
+        // log10 in C++ and torch may differ in the last bit at a bin edge
+        QVERIFY2(l1(s.logHist.counts, e["log_hist"]["counts"]) <= tolerance + 2,
+                 q(what + " log histogram off by " + std::to_string(l1(s.logHist.counts, e["log_hist"]["counts"]))));
+    }
+}
+
+void checkFile(const std::string& name, const StatsOptions& options = {})
+{
+    const auto file = CheckpointFile::open(at(name));
+    const FileStats fs = computeFileStats(*file, options);
+    const json& exp = expected()[name];
+    std::size_t checked = 0;
+    for (const auto& e : fs.tensors) {
+        const std::string key = formatKeyPath(e.key);
+        if (!exp.contains(key))
+            continue;
+        checkStats(name + ": " + key, e.stats, exp[key]);
+        ++checked;
+    }
+    QCOMPARE(checked, exp.size());
+}
+
+const TensorInfo& tensorAt(const CheckpointFile& f, const std::string& key)
+{
+    for (const auto& e : f.tensorEntries()) {
+        if (formatKeyPath(e.key) == key)
+            return f.tensors()[e.tensor];
+    }
+    throw std::runtime_error("no tensor " + key);
+}
+
+const TensorDiff& diffOf(const CheckpointDiff& d, const std::string& key)
+{
+    for (const auto& t : d.tensors) {
+        if (t.key == key)
+            return t;
+    }
+    throw std::runtime_error("no diff entry " + key);
+}
+
+} // namespace
+
+class TestTensorStats : public QObject {
+    Q_OBJECT
+private slots:
+    void everyDtypeMatchesTorch() { checkFile("stats_dtypes.pt"); }
+    void bigEndianMatchesTorch() { checkFile("stats_bigendian.pt"); }
+    void float8MatchesDecodedValues() { checkFile("stats_float8.safetensors"); }
+
+    void threadCountDoesNotChangeResults()
+    {
+        const auto file = CheckpointFile::open(at("stats_dtypes.pt"));
+        for (const char* key : {"big_float32", "big_bfloat16"}) {
+            StatsOptions one, many;
+            one.threads = 1;
+            many.threads = 5;
+            const TensorStats a = computeTensorStats(*file, tensorAt(*file, key), one);
+            const TensorStats b = computeTensorStats(*file, tensorAt(*file, key), many);
+            QCOMPARE(a.hist.counts, b.hist.counts);
+            QCOMPARE(a.logHist.counts, b.logHist.counts);
+            QCOMPARE(a.min, b.min);
+            QCOMPARE(a.max, b.max);
+            QCOMPARE(a.nan, b.nan);
+            QVERIFY(close(a.mean, b.mean, 1e-12));
+            QVERIFY(close(a.std, b.std, 1e-12));
+        }
+    }
+
+    void mergedShardsEqualWholeTensor()
+    {
+        const auto file = CheckpointFile::open(at("stats_shards.pt"));
+        const StatsAccumulator whole = accumulateTensorStats(*file, tensorAt(*file, "whole"));
+        std::optional<StatsAccumulator> merged;
+        for (int i = 0; i < 4; ++i) {
+            StatsAccumulator part = accumulateTensorStats(*file, tensorAt(*file, "rows/" + std::to_string(i)));
+            if (merged)
+                merged->merge(part);
+            else
+                merged.emplace(std::move(part));
+        }
+        const TensorStats a = whole.finish(), b = merged->finish();
+        checkStats("merged rows", b, expected()["stats_shards.pt"]["whole"]);
+        QCOMPARE(b.numel, a.numel);
+        QCOMPARE(b.hist.counts, a.hist.counts); // exact: merged from exact value counts
+        QCOMPARE(b.logHist.counts, a.logHist.counts);
+        QCOMPARE(b.min, a.min);
+        QCOMPARE(b.max, a.max);
+        QVERIFY(close(b.mean, a.mean, 1e-13));
+        QVERIFY(close(b.std, a.std, 1e-13));
+        QVERIFY(close(b.l2, a.l2, 1e-13));
+    }
+
+    void zeroPartitionsPerRankAndMerged()
+    {
+        const CheckpointStats cs = computeCheckpointStats(at("zero/global_step5"));
+        const json& exp = expected()["zero"];
+        const auto it = std::find_if(cs.sharded.begin(), cs.sharded.end(), [&](const ShardedTensorStats& s) {
+            return s.key == exp["key"].get<std::string>();
+        });
+        QVERIFY2(it != cs.sharded.end(), q("layout " + cs.layout));
+        QCOMPARE(it->kind, std::string("rank_partitions"));
+        QCOMPARE(it->shards.size(), std::size_t(3));
+        QCOMPARE(it->shape, std::vector<int64_t>{3000});
+        for (std::size_t r = 0; r < 3; ++r) {
+            QCOMPARE(it->shards[r].rank, int(r));
+            QCOMPARE(it->shards[r].offsets, std::vector<int64_t>{int64_t(r * 1000)});
+            checkStats("partition " + std::to_string(r), it->shards[r].stats, exp["parts"][r]);
+        }
+        checkStats("merged partitions", it->merged, exp["whole"]);
+    }
+
+    void ddpReplicasIdenticalOrByHowMuch()
+    {
+        const CheckpointStats cs = computeCheckpointStats(at("ddp"));
+        const json& exp = expected()["ddp"];
+        QCOMPARE(cs.replicas.size(), exp["tensors"].get<std::size_t>());
+        for (const auto& r : cs.replicas) {
+            QCOMPARE(r.ranks, (std::vector<int>{0, 1, 2}));
+            const bool differs = r.key == exp["differs"].get<std::string>();
+            QCOMPARE(r.identical, !differs);
+            QCOMPARE(r.vsFirst[0].status, DiffStatus::Equal);
+            QCOMPARE(r.vsFirst[1].status, differs ? DiffStatus::Changed : DiffStatus::Equal);
+            if (differs) {
+                QCOMPARE(r.vsFirst[1].nDiff, uint64_t(1));
+                QCOMPARE(r.vsFirst[1].firstDiff, int64_t(1 * 32 + 2));
+                QVERIFY(close(r.vsFirst[1].maxAbsDiff, 0.25, 1e-6));
+            }
+        }
+    }
+
+    void dcpChunkMapAndMergedStats()
+    {
+        const std::string corpus = corpusDir();
+        const std::string dcp = corpus + "/Lightning-AI__pytorch-lightning@0f916ea4/dcp-2rank";
+        if (corpus.empty() || !std::filesystem::exists(dcp))
+            QSKIP("the shared corpus' DCP folder is not available");
+        const CheckpointStats cs = computeCheckpointStats(dcp);
+        QCOMPARE(cs.layout, std::string("dcp"));
+        QVERIFY(!cs.sharded.empty());
+        for (const auto& s : cs.sharded) {
+            int64_t numel = 1;
+            for (int64_t d : s.shape)
+                numel *= d;
+            uint64_t sum = 0;
+            for (const auto& shard : s.shards) {
+                QVERIFY2(shard.stats.ok(), q(s.key + ": " + shard.stats.problem));
+                QVERIFY(shard.rank >= 0);
+                QCOMPARE(shard.offsets.size(), s.shape.size());
+                sum += shard.stats.numel;
+            }
+            QCOMPARE(sum, uint64_t(numel));
+            QCOMPARE(s.merged.numel, uint64_t(numel));
+            QCOMPARE(s.merged.hist.total(), s.merged.finite);
+        }
+    }
+
+    void diffWithItselfIsAllEqual()
+    {
+        const CheckpointDiff d = diffCheckpoints(at("stats_dtypes.pt"), at("stats_dtypes.pt"));
+        QVERIFY(!d.tensors.empty());
+        for (const auto& t : d.tensors) {
+            QVERIFY2(t.status == DiffStatus::Equal, q(t.key + ": " + diffStatusName(t.status) + " " + t.problem));
+            QCOMPARE(t.nDiff, uint64_t(0));
+            QCOMPARE(t.maxAbsDiff, 0.0);
+        }
+        for (const auto& s : d.states)
+            QCOMPARE(s.status, std::string("same"));
+    }
+
+    void diffFindsOneFlippedElement()
+    {
+        const CheckpointDiff d = diffCheckpoints(at("diff_a.pt"), at("diff_b.pt"));
+        const json& exp = expected()["diff"];
+        QCOMPARE(d.prefixA, std::string());
+        QCOMPARE(d.prefixB, std::string("module."));
+        const TensorDiff& changed = diffOf(d, exp["changed_key"].get<std::string>());
+        QCOMPARE(changed.status, DiffStatus::Changed);
+        QCOMPARE(changed.nDiff, exp["n_diff"].get<uint64_t>());
+        QCOMPARE(changed.firstDiff, exp["first_diff"].get<int64_t>());
+        QVERIFY(close(changed.maxAbsDiff, exp["max_abs_diff"].get<double>(), 1e-12));
+        QVERIFY(close(changed.relL2, exp["rel_l2"].get<double>(), 1e-9));
+        QVERIFY(close(changed.cosine, exp["cosine"].get<double>(), 1e-12));
+        std::size_t equal = 0;
+        for (const auto& t : d.tensors) {
+            if (t.component != "other")
+                equal += t.status == DiffStatus::Equal;
+        }
+        QCOMPARE(equal + 1, exp["tensors"].get<std::size_t>()); // every model and optimizer tensor but one
+        QCOMPARE(diffOf(d, "other/extra/only_a").status, DiffStatus::OnlyA);
+        QCOMPARE(diffOf(d, "other/extra/only_b").status, DiffStatus::OnlyB);
+        QCOMPARE(diffOf(d, "other/extra/reshaped").status, DiffStatus::ShapeChanged);
+        QCOMPARE(diffOf(d, "other/extra/retyped").status, DiffStatus::DtypeChanged);
+        QCOMPARE(diffOf(d, "other/extra/nan_same").status, DiffStatus::Equal); // same NaN bits
+        bool stepChanged = false;
+        for (const auto& s : d.states)
+            stepChanged = stepChanged || (s.component == "progress" && s.name == "global_step" && s.a == "3" && s.b == "4" && s.status == "changed");
+        QVERIFY(stepChanged);
+    }
+
+    void wrapperPrefixes()
+    {
+        QCOMPARE(wrapperPrefix({"module._orig_mod.a.weight", "module._orig_mod.b"}), std::string("module._orig_mod."));
+        QCOMPARE(wrapperPrefix({"model.a", "b"}), std::string());
+        QCOMPARE(wrapperPrefix({"model.encoder.w", "model.decoder.w"}), std::string("model."));
+    }
+
+    void cancelStopsTheScan()
+    {
+        const auto file = CheckpointFile::open(at("stats_dtypes.pt"));
+        StatsOptions options;
+        int calls = 0;
+        options.progress = [&](const StatsProgress&) { return ++calls < 2; };
+        QVERIFY_THROWS_EXCEPTION(CancelledError, computeTensorStats(*file, tensorAt(*file, "big_float32"), options));
+        const CheckpointStats cs = computeCheckpointStats(at("stats_dtypes.pt"), options);
+        QVERIFY(cs.cancelled);
+    }
+
+    void progressReachesTheTotal()
+    {
+        const auto file = CheckpointFile::open(at("stats_dtypes.pt"));
+        StatsOptions options;
+        StatsProgress last;
+        options.progress = [&](const StatsProgress& p) { last = p; return true; };
+        computeFileStats(*file, options);
+        QVERIFY(last.bytesTotal > 20'000'000);
+        QCOMPARE(last.bytesDone, last.bytesTotal);
+        QCOMPARE(last.tensorsDone, last.tensorsTotal);
+    }
+
+    void cliTensorsStatsJson()
+    {
+        const CkptRun run = runCkpt({"tensors", QString::fromStdString(at("stats_dtypes.pt")), "--stats", "--json"});
+        QCOMPARE(run.code, 0);
+        const json doc = json::parse(run.out.toStdString());
+        const json& exp = expected()["stats_dtypes.pt"];
+        std::size_t seen = 0;
+        for (const auto& t : doc["tensors"]) {
+            const std::string key = t["key"][0].get<std::string>();
+            const json& s = t["stats"];
+            if (key == "all_nan") {
+                QVERIFY(s["min"] == json("nan")); // non-finite numbers as strings
+                QVERIFY(s["nan"] == json(4));
+                QVERIFY(s["hist"].is_null());
+                continue;
+            }
+            if (!exp.contains(key) || !exp[key].contains("min"))
+                continue;
+            for (const char* field : {"min", "max", "mean", "std", "l2", "absmax", "nan", "posinf", "neginf", "zeros", "hist"})
+                QVERIFY2(s.contains(field), q(key + " lacks " + field));
+            QVERIFY(s["min"].is_number() && s["hist"]["lo"].is_number() && s["hist"]["hi"].is_number());
+            QCOMPARE(s["hist"]["counts"].size(), std::size_t(kHistogramBins));
+            QCOMPARE(s["nan"].get<uint64_t>(), exp[key]["nan"].get<uint64_t>());
+            QVERIFY(close(s["mean"].get<double>(), exp[key]["mean"].get<double>(), 1e-9));
+            ++seen;
+        }
+        QVERIFY(seen > 20);
+        const CkptRun text = runCkpt({"tensors", QString::fromStdString(at("stats_dtypes.pt")), "--stats"});
+        QCOMPARE(text.code, 0);
+        QVERIFY(text.out.contains("big_bfloat16") && text.out.contains("ABSMAX"));
+    }
+
+    void cliDiffJson()
+    {
+        const CkptRun run = runCkpt({"diff", QString::fromStdString(at("diff_a.pt")), QString::fromStdString(at("diff_b.pt")), "--json"});
+        QCOMPARE(run.code, 0);
+        const json doc = json::parse(run.out.toStdString());
+        QVERIFY(doc["prefix_stripped"]["a"] == json(""));
+        QVERIFY(doc["prefix_stripped"]["b"] == json("module."));
+        QVERIFY(doc["states"].is_object() && doc["states"].contains("rng") && doc["states"].contains("scheduler"));
+        bool found = false;
+        for (const auto& t : doc["tensors"]) {
+            for (const char* field : {"key", "status", "max_abs_diff", "rel_l2", "cosine", "n_diff"})
+                QVERIFY(t.contains(field));
+            if (t["key"] == "model/0.weight") {
+                found = true;
+                QVERIFY(t["status"] == json("changed"));
+                QVERIFY(t["n_diff"] == json(1));
+                QVERIFY(close(t["max_abs_diff"].get<double>(), expected()["diff"]["max_abs_diff"].get<double>(), 1e-12));
+            }
+        }
+        QVERIFY(found);
+        const CkptRun text = runCkpt({"diff", QString::fromStdString(at("diff_a.pt")), QString::fromStdString(at("diff_b.pt"))});
+        QCOMPARE(text.code, 0);
+        QVERIFY(text.out.contains("model/0.weight") && text.out.contains("stripped 'module.'"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTensorStats)
+#include "tst_tensor_stats.moc"

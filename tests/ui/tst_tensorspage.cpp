@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+// The Tensors data page on the real sample runs: the model's golden dumps, the rows checked
+// against the training state read by the core on its own, and the page's widgets (filter,
+// sorting, selection, histogram, shard map on a real DCP folder, copy, stale loads).
+#include "pagetestutil.h"
+
+#include "core/training_state.h"
+#include "ui/pages/checkpointtensorspage.h"
+#include "ui/pages/copytableview.h"
+#include "ui/pages/tensorlistmodel.h"
+#include "ui/plots/histogramplot.h"
+#include "ui/plots/shardmapplot.h"
+
+#include <QAbstractItemModelTester>
+#include <QCheckBox>
+#include <QClipboard>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+
+#include <cmath>
+
+namespace {
+
+QString cell(const QAbstractItemModel& model, int row, int column)
+{
+    return model.index(row, column).data().toString();
+}
+
+bool loadAndWait(CheckpointTensorsPage& page, std::shared_ptr<const ckpt::TrainingState> state)
+{
+    QSignalSpy loaded(&page, &CheckpointTensorsPage::tensorsLoaded);
+    page.setCheckpoint(std::move(state));
+    return loaded.wait(20000) && !page.isBusy();
+}
+
+bool loadStatsAndWait(CheckpointTensorsPage& page, std::shared_ptr<const ckpt::TrainingState> state)
+{
+    QSignalSpy done(&page, &CheckpointTensorsPage::statsFinished);
+    page.setCheckpoint(std::move(state));
+    return done.wait(30000) && !page.isBusy() && !page.isComputingStats();
+}
+
+// PyTorch's own figures for every tensor of the files in a checkpoint folder, by "<file>|<key path>".
+const char* const kTorchStats = R"(
+import json, math, sys, torch
+folder, names = sys.argv[1], sys.argv[2].split(",")
+out = {}
+def walk(obj, path, name):
+    if isinstance(obj, torch.Tensor):
+        t = obj.double().flatten()
+        f = t[torch.isfinite(t)]
+        n = f.numel()
+        nan = lambda: float("nan")
+        out[name + "|" + "/".join(path)] = {
+            "min": f.min().item() if n else nan(), "max": f.max().item() if n else nan(),
+            "mean": f.mean().item() if n else nan(), "std": f.std().item() if n > 1 else nan(),
+            "l2": f.norm().item(), "absmax": f.abs().max().item() if n else nan(),
+            "zeros": int((t == 0).sum().item()), "numel": t.numel()}
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            walk(v, path + [str(k)], name)
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            walk(v, path + [str(i)], name)
+for name in names:
+    walk(torch.load(folder + "/" + name, map_location="cpu"), [], name)
+print(json.dumps(out, allow_nan=True))
+)";
+
+QJsonObject torchStats(const QString& folder, const QStringList& files)
+{
+    QProcess python;
+    python.start(QStringLiteral(CKPT_TEST_PYTHON),
+                 {QStringLiteral("-c"), QString::fromUtf8(kTorchStats), folder, files.join(QLatin1Char(','))});
+    if (!python.waitForFinished(60000) || python.exitCode() != 0) {
+        qWarning().noquote() << python.readAllStandardError();
+        return {};
+    }
+    // Python writes NaN as a bare token, which QJsonDocument rejects: make it a string.
+    QByteArray json = python.readAllStandardOutput();
+    json.replace("NaN", "\"nan\"");
+    return QJsonDocument::fromJson(json).object();
+}
+
+bool near(double actual, const QJsonValue& expected)
+{
+    if (expected.isString())
+        return std::isnan(actual);
+    const double e = expected.toDouble();
+    return std::abs(actual - e) <= 1e-9 * std::max(1.0, std::abs(e));
+}
+
+} // namespace
+
+class TestTensorsPage : public QObject {
+    Q_OBJECT
+
+private slots:
+    void modelDump_data()
+    {
+        QTest::addColumn<QString>("checkpoint");
+        QTest::addColumn<QString>("expected");
+        QTest::addRow("ddp4-mlp") << QStringLiteral("ddp4-mlp/checkpoint-0000300") << QStringLiteral("tensors_ddp4-mlp");
+        QTest::addRow("tiny-mlp") << QStringLiteral("tiny-mlp/checkpoint-0000150") << QStringLiteral("tensors_tiny-mlp");
+        QTest::addRow("hf-trainer") << QStringLiteral("hf-trainer/checkpoint-60") << QStringLiteral("tensors_hf-trainer");
+        QTest::addRow("lightning") << QStringLiteral("lightning/checkpoints/epoch=1-step=50.ckpt")
+                                   << QStringLiteral("tensors_lightning");
+    }
+
+    void modelDump()
+    {
+        QFETCH(QString, checkpoint);
+        QFETCH(QString, expected);
+        TensorListModel model;
+        QSortFilterProxyModel proxy;
+        QAbstractItemModelTester tester(&model);
+        QAbstractItemModelTester proxyTester(&proxy);
+        proxy.setSourceModel(&model);
+        proxy.setSortRole(TensorListModel::SortRole);
+
+        const auto state = PageTest::state(checkpoint);
+        CheckpointTensors tensors = collectTensors(*state);
+        QVERIFY2(tensors.errors.isEmpty(), qPrintable(tensors.errors.join(QLatin1Char('\n'))));
+        model.setTensors(std::move(tensors.rows));
+        QVERIFY(PageTest::matchesExpected(UiTest::dumpModel(model), expected));
+
+        // The model part read by the training-state reader on its own agrees: every parameter
+        // is a row of the model file with the same dtype, shape and numel.
+        QVERIFY(state->model);
+        const QString modelFile = QFileInfo(QString::fromStdString(state->model->from.file)).fileName();
+        for (const ckpt::ParameterEntry& p : state->model->parameters) {
+            bool found = false;
+            for (const TensorRow& row : model.tensors()) {
+                if (QFileInfo(row.file).fileName() != modelFile || !row.name.endsWith(QString::fromStdString(p.name)))
+                    continue;
+                found = true;
+                QCOMPARE(row.dtype, QString::fromStdString(p.dtype));
+                QCOMPARE(row.shape, p.shape);
+                QCOMPARE(row.numel, p.numel);
+            }
+            QVERIFY2(found, p.name.c_str());
+        }
+        // Statistics columns stay empty until computed; sorting by them keeps every row.
+        proxy.sort(TensorListModel::L2, Qt::DescendingOrder);
+        QCOMPARE(proxy.rowCount(), model.rowCount());
+        QVERIFY(PageTest::everyHeaderHasTooltip(model));
+    }
+
+    void statsArriveRowByRow()
+    {
+        TensorListModel model;
+        QAbstractItemModelTester tester(&model);
+        CheckpointTensors tensors = collectTensors(*PageTest::state(QStringLiteral("tiny-mlp/checkpoint-0000050")));
+        model.setTensors(std::move(tensors.rows));
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        TensorStatsView stats;
+        stats.min = -1.5;
+        stats.max = 2;
+        stats.l2 = 3.25;
+        stats.nan = 2;
+        stats.histLo = -1.5;
+        stats.histHi = 2;
+        stats.histCounts = {1, 2, 3};
+        model.setStats(1, stats);
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(changed.first().at(0).toModelIndex(), model.index(1, TensorListModel::Min));
+        QCOMPARE(cell(model, 1, TensorListModel::Min), QStringLiteral("-1.5"));
+        QCOMPARE(cell(model, 1, TensorListModel::L2), QStringLiteral("3.25"));
+        QCOMPARE(cell(model, 1, TensorListModel::NonFinite), QStringLiteral("2 nan, 0 +inf, 0 -inf"));
+        QCOMPARE(cell(model, 0, TensorListModel::Min), QString());
+        model.setStats(model.rowCount(), stats); // out of range: ignored
+        QCOMPARE(changed.count(), 1);
+    }
+
+    void pageLoadsFiltersSortsAndCopies()
+    {
+        CheckpointTensorsPage page;
+        QAbstractItemModelTester tester(page.model());
+        QAbstractItemModelTester proxyTester(page.proxy());
+        QVERIFY(loadAndWait(page, PageTest::state(QStringLiteral("ddp4-mlp/checkpoint-0000300"))));
+        QVERIFY2(page.errors().isEmpty(), qPrintable(page.errors().join(QLatin1Char('\n'))));
+        const int rows = page.model()->rowCount();
+        QVERIFY(rows > 6);
+        QCOMPARE(page.summaryText(), tr("%1 tensors, %2").arg(rows).arg(page.summaryText().section(QStringLiteral(", "), 1)));
+
+        page.filterEdit()->setText(QStringLiteral("EXP_AVG_SQ"));
+        QCOMPARE(page.proxy()->rowCount(), 6);
+        QVERIFY(page.summaryText().startsWith(QStringLiteral("6 of ")));
+        page.filterEdit()->clear();
+        QCOMPARE(page.proxy()->rowCount(), rows);
+
+        page.view()->sortByColumn(TensorListModel::Numel, Qt::DescendingOrder);
+        QCOMPARE(cell(*page.proxy(), 0, TensorListModel::Numel), QStringLiteral("5056")); // a torch generator state
+        QCOMPARE(cell(*page.proxy(), 4, TensorListModel::Numel), QStringLiteral("4096")); // then the 64x64 weight and moments
+        QVERIFY(page.selectTensor(QStringLiteral("3.weight"), QStringLiteral("model.pt")));
+        QVERIFY(page.shardMap()->isHidden());
+
+        page.view()->selectionModel()->clearSelection();
+        page.view()->selectionModel()->select(page.view()->currentIndex(),
+                                              QItemSelectionModel::Select | QItemSelectionModel::Rows);
+        const QString copied = page.view()->selectedText();
+        QVERIFY(copied.startsWith(QStringLiteral("3.weight\tfloat32\t[64, 64]\t4096\t16.0 KiB\tmodel.pt\t")));
+        page.view()->copySelection();
+        QCOMPARE(QApplication::clipboard()->text(), copied);
+        PageTest::grab(page, QStringLiteral("tensors_ddp4"));
+    }
+
+    // Every statistic of every tensor of the model and optimizer files against PyTorch's own.
+    void statsMatchPyTorch()
+    {
+        const QString folder = PageTest::sampleRun(QStringLiteral("ddp4-mlp/checkpoint-0000200"));
+        const QJsonObject truth = torchStats(folder, {QStringLiteral("model.pt"), QStringLiteral("optimizer.pt")});
+        QVERIFY(!truth.isEmpty());
+        CheckpointTensorsPage page;
+        QAbstractItemModelTester tester(page.model());
+        QAbstractItemModelTester proxyTester(page.proxy());
+        QVERIFY(loadStatsAndWait(page, PageTest::state(QStringLiteral("ddp4-mlp/checkpoint-0000200"))));
+        const TensorListModel& model = *page.model();
+        int checked = 0;
+        for (int row = 0; row < model.rowCount(); ++row) {
+            const TensorRow& t = model.tensors()[static_cast<std::size_t>(row)];
+            QVERIFY2(t.stats && t.stats->problem.isEmpty(), qPrintable(t.name));
+            const QJsonObject e = truth.value(t.file + QLatin1Char('|') + t.name).toObject();
+            if (e.isEmpty())
+                continue; // the rng files: PyTorch has no statistics of a uint8 state to compare
+            const auto sorted = [&](TensorListModel::Column c) {
+                return model.index(row, c).data(TensorListModel::SortRole).toDouble();
+            };
+            QVERIFY2(near(sorted(TensorListModel::Min), e[QStringLiteral("min")]), qPrintable(t.name));
+            QVERIFY2(near(sorted(TensorListModel::Max), e[QStringLiteral("max")]), qPrintable(t.name));
+            QVERIFY2(near(sorted(TensorListModel::Mean), e[QStringLiteral("mean")]), qPrintable(t.name));
+            QVERIFY2(near(t.stats->std, e[QStringLiteral("std")]), qPrintable(t.name));
+            QVERIFY2(near(sorted(TensorListModel::L2), e[QStringLiteral("l2")]), qPrintable(t.name));
+            QVERIFY2(near(sorted(TensorListModel::AbsMax), e[QStringLiteral("absmax")]), qPrintable(t.name));
+            QCOMPARE(qint64(t.stats->zeros), e[QStringLiteral("zeros")].toInteger());
+            uint64_t binned = 0;
+            for (const uint64_t c : t.stats->histCounts)
+                binned += c;
+            QCOMPARE(qint64(binned), e[QStringLiteral("numel")].toInteger()); // all finite here
+            ++checked;
+        }
+        QCOMPARE(checked, 24); // 6 parameters, and step, exp_avg, exp_avg_sq of each
+
+        // the selected tensor's histogram: 64 bins, linear or over log10 |x|
+        QVERIFY(page.selectTensor(QStringLiteral("optimizer/state/2/exp_avg_sq")));
+        QCOMPARE(page.histogram()->barCount(), 64);
+        QCOMPARE(page.histogram()->xLabel(), QStringLiteral("value"));
+        page.logHistogram()->setChecked(true);
+        QCOMPARE(page.histogram()->barCount(), 64);
+        QCOMPARE(page.histogram()->xLabel(), QStringLiteral("log10 |x|"));
+        QVERIFY(page.histogram()->xRange().upper < 0); // exp_avg_sq are small: log10 below 0
+        PageTest::grab(page, QStringLiteral("tensors_stats_log"));
+        page.logHistogram()->setChecked(false);
+
+        // sorting by a statistic, and the dump with statistics filled in
+        page.view()->sortByColumn(TensorListModel::AbsMax, Qt::DescendingOrder);
+        double previous = INFINITY;
+        for (int row = 0; row < page.proxy()->rowCount(); ++row) {
+            const double v = page.proxy()->index(row, TensorListModel::AbsMax).data(TensorListModel::SortRole).toDouble();
+            QVERIFY(v <= previous);
+            previous = v;
+        }
+        QVERIFY(PageTest::matchesExpected(UiTest::dumpModel(model), QStringLiteral("tensors_stats_ddp4-mlp")));
+        QVERIFY(page.selectTensor(QStringLiteral("3.weight"), QStringLiteral("model.pt")));
+        PageTest::grab(page, QStringLiteral("tensors_stats"));
+    }
+
+    void cancelStopsStatistics()
+    {
+        CheckpointTensorsPage page;
+        QAbstractItemModelTester tester(page.model());
+        QSignalSpy done(&page, &CheckpointTensorsPage::statsFinished);
+        QVERIFY(loadAndWait(page, PageTest::state(QStringLiteral("ddp4-mlp/checkpoint-0000300"))));
+        page.cancel();
+        QVERIFY(done.count() == 1 || done.wait(10000));
+        QVERIFY(!page.isComputingStats());
+        QVERIFY(!page.summaryText().contains(QStringLiteral("computing")));
+    }
+
+    void newerCheckpointWins()
+    {
+        CheckpointTensorsPage page;
+        QAbstractItemModelTester tester(page.model());
+        QSignalSpy loaded(&page, &CheckpointTensorsPage::tensorsLoaded);
+        page.setCheckpoint(PageTest::state(QStringLiteral("ddp4-mlp/checkpoint-0000300")));
+        page.setCheckpoint(PageTest::state(QStringLiteral("lightning/checkpoints/epoch=1-step=50.ckpt")));
+        QVERIFY(loaded.wait(20000));
+        QTest::qWait(200); // a late result of the first load would arrive now
+        QCOMPARE(loaded.count(), 1);
+        for (const TensorRow& row : page.model()->tensors())
+            QCOMPARE(row.file, QStringLiteral("epoch=1-step=50.ckpt"));
+        page.setCheckpoint(nullptr);
+        QCOMPARE(page.model()->rowCount(), 0);
+    }
+
+    void shardMapOfRealDcpFolder()
+    {
+        const QString dcp = QStringLiteral(CKPT_CORPUS_DIR "/Lightning-AI__pytorch-lightning@0f916ea4/dcp-2rank");
+        if (!QFileInfo::exists(dcp))
+            QSKIP("the shared corpus is not next to the repository");
+        CheckpointTensorsPage page;
+        QAbstractItemModelTester tester(page.model());
+        QVERIFY(loadAndWait(page, std::make_shared<const ckpt::TrainingState>(ckpt::readTrainingState(dcp.toStdString()))));
+        QVERIFY(page.model()->rowCount() > 0);
+        int sharded = -1;
+        for (int row = 0; row < page.model()->rowCount(); ++row) {
+            if (page.model()->tensors()[static_cast<std::size_t>(row)].shards.size() > 1)
+                sharded = row;
+        }
+        QVERIFY(sharded >= 0);
+        const TensorRow& t = page.model()->tensors()[static_cast<std::size_t>(sharded)];
+        QSignalSpy statsDone(&page, &CheckpointTensorsPage::statsFinished);
+        QVERIFY(statsDone.wait(20000));
+        QVERIFY(page.selectTensor(t.name));
+        QVERIFY(!page.shardMap()->isHidden());
+        // merged exactly over the chunks: a histogram of every element
+        QVERIFY(t.stats && t.stats->problem.isEmpty());
+        uint64_t binned = 0;
+        for (const uint64_t c : t.stats->histCounts)
+            binned += c;
+        QCOMPARE(qint64(binned), t.numel);
+        QCOMPARE(page.histogram()->barCount(), 64);
+        QCOMPARE(page.shardMap()->barCount(), int(t.shards.size()));
+        QVERIFY(cell(*page.model(), sharded, TensorListModel::File).contains(QStringLiteral("shard")));
+        PageTest::grab(page, QStringLiteral("tensors_dcp"));
+    }
+};
+
+CKPT_UI_TEST_MAIN(TestTensorsPage)
+#include "tst_tensorspage.moc"

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+#include "ui/pages/checkpointtensorspage.h"
+
+#include "core/checkpoint_file.h"
+#include "core/errors.h"
+#include "core/tensor_stats.h"
+#include "core/training_state.h"
+#include "ui/pages/copytableview.h"
+#include "ui/pages/tensorlistmodel.h"
+#include "ui/plots/histogramplot.h"
+#include "ui/plots/shardmapplot.h"
+#include "ui/textformat.h"
+
+#include <QCheckBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPromise>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+CheckpointTensorsPage::CheckpointTensorsPage(QWidget* parent)
+    : QWidget(parent)
+    , m_model(new TensorListModel(this))
+    , m_proxy(new QSortFilterProxyModel(this))
+    , m_filter(new QLineEdit(this))
+    , m_summary(new QLabel(this))
+    , m_errorLabel(new QLabel(this))
+    , m_progress(new QProgressBar(this))
+    , m_cancel(new QToolButton(this))
+    , m_view(new CopyTableView(this))
+    , m_histogram(new HistogramPlot(this))
+    , m_shardMap(new ShardMapPlot(this))
+    , m_logHist(new QCheckBox(tr("log10 |x|"), this))
+{
+    m_proxy->setSourceModel(m_model);
+    m_proxy->setSortRole(TensorListModel::SortRole);
+    m_proxy->setFilterKeyColumn(TensorListModel::Name);
+    m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+
+    m_filter->setPlaceholderText(tr("Filter by name…"));
+    m_filter->setClearButtonEnabled(true);
+    connect(m_filter, &QLineEdit::textChanged, this, [this](const QString& text) {
+        m_proxy->setFilterFixedString(text);
+        updateSummary();
+    });
+    m_cancel->setText(tr("Cancel"));
+    m_cancel->setToolTip(tr("Stop reading the checkpoint's files and computing statistics"));
+    connect(m_cancel, &QToolButton::clicked, this, &CheckpointTensorsPage::cancel);
+    m_progress->setMaximumWidth(200);
+    m_progress->setVisible(false);
+    m_cancel->setVisible(false);
+    m_errorLabel->setWordWrap(true);
+    m_errorLabel->setVisible(false);
+    m_errorLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    m_view->setModel(m_proxy);
+    m_view->setSortingEnabled(true);
+    m_view->sortByColumn(-1, Qt::AscendingOrder); // file order until the user sorts
+    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            &CheckpointTensorsPage::showSelected);
+
+    auto* top = new QHBoxLayout;
+    top->addWidget(m_filter, 1);
+    top->addWidget(m_summary);
+    top->addWidget(m_progress);
+    top->addWidget(m_cancel);
+
+    m_logHist->setToolTip(tr("Histogram of log10 |x| over the non-zero elements: the spread of moments such as "
+                             "exp_avg_sq over many orders of magnitude"));
+    connect(m_logHist, &QCheckBox::toggled, this, &CheckpointTensorsPage::showSelected);
+    auto* histogramBox = new QWidget(this);
+    auto* histogramLayout = new QVBoxLayout(histogramBox);
+    histogramLayout->setContentsMargins(0, 0, 0, 0);
+    histogramLayout->addWidget(m_logHist, 0, Qt::AlignRight);
+    histogramLayout->addWidget(m_histogram, 1);
+    auto* plots = new QSplitter(Qt::Vertical, this);
+    plots->addWidget(histogramBox);
+    plots->addWidget(m_shardMap);
+    m_shardMap->setVisible(false);
+    m_histogram->setMinimumWidth(260);
+
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    split->addWidget(m_view);
+    split->addWidget(plots);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(top);
+    layout->addWidget(m_errorLabel);
+    layout->addWidget(split, 1);
+
+    connect(&m_collect, &QFutureWatcher<CheckpointTensors>::progressValueChanged, m_progress, &QProgressBar::setValue);
+    connect(&m_collect, &QFutureWatcher<CheckpointTensors>::progressRangeChanged, m_progress, &QProgressBar::setRange);
+    connect(&m_collect, &QFutureWatcher<CheckpointTensors>::finished, this, &CheckpointTensorsPage::onTensorsCollected);
+    connect(&m_stats, &QFutureWatcher<TensorStatsView>::resultReadyAt, this, [this](int row) {
+        if (!m_computingStats)
+            return;
+        m_model->setStats(row, m_stats.future().resultAt(row));
+        if (m_proxy->mapToSource(m_view->currentIndex()).row() == row)
+            showSelected();
+    });
+    connect(&m_stats, &QFutureWatcher<TensorStatsView>::progressValueChanged, m_progress, &QProgressBar::setValue);
+    connect(&m_stats, &QFutureWatcher<TensorStatsView>::finished, this, &CheckpointTensorsPage::onStatsFinished);
+    showSelected();
+    updateSummary();
+}
+
+CheckpointTensorsPage::~CheckpointTensorsPage()
+{
+    // The jobs hold their own references to the state and the files: they may finish after
+    // the page is gone.
+    m_collect.cancel();
+    m_stats.cancel();
+}
+
+void CheckpointTensorsPage::setCheckpoint(std::shared_ptr<const ckpt::TrainingState> state,
+                                          std::shared_ptr<const ckpt::RunHistory>)
+{
+    m_collect.cancel();
+    m_stats.cancel();
+    // Watchers set to empty futures drop whatever the old jobs still deliver.
+    m_stats.setFuture(QFuture<TensorStatsView>());
+    m_collecting = false;
+    m_computingStats = false;
+    m_state = std::move(state);
+    m_tensors.reset();
+    m_errors.clear();
+    m_model->setTensors({});
+    m_errorLabel->setVisible(false);
+    if (!m_state) {
+        m_collect.setFuture(QFuture<CheckpointTensors>());
+        showBusy(false);
+        updateSummary();
+        showSelected();
+        return;
+    }
+    m_progress->setRange(0, 0);
+    showBusy(true);
+    m_collecting = true;
+    m_collect.setFuture(QtConcurrent::run([state = m_state](QPromise<CheckpointTensors>& promise) {
+        promise.addResult(collectTensors(*state, [&promise](int done, int total) {
+            promise.setProgressRange(0, total);
+            promise.setProgressValue(done);
+            return !promise.isCanceled();
+        }));
+    }));
+    updateSummary();
+    showSelected();
+}
+
+void CheckpointTensorsPage::cancel()
+{
+    m_collect.cancel();
+    m_stats.cancel();
+}
+
+bool CheckpointTensorsPage::isBusy() const
+{
+    return m_collecting;
+}
+
+bool CheckpointTensorsPage::isComputingStats() const
+{
+    return m_computingStats;
+}
+
+void CheckpointTensorsPage::showBusy(bool busy)
+{
+    m_progress->setVisible(busy);
+    m_cancel->setVisible(busy);
+}
+
+void CheckpointTensorsPage::onTensorsCollected()
+{
+    if (!m_collecting)
+        return;
+    m_collecting = false;
+    showBusy(false);
+    const QFuture<CheckpointTensors> future = m_collect.future();
+    if (future.resultCount() > 0) {
+        m_tensors = std::make_shared<const CheckpointTensors>(future.result());
+        m_errors = m_tensors->errors;
+        m_model->setTensors(m_tensors->rows);
+        m_view->resizeColumnsToContents();
+        if (m_view->columnWidth(TensorListModel::Name) > 360)
+            m_view->setColumnWidth(TensorListModel::Name, 360);
+    }
+    if (future.isCanceled())
+        m_errors.append(tr("Reading the checkpoint was cancelled: the table shows the files read until then."));
+    m_errorLabel->setText(m_errors.join(QLatin1Char('\n')));
+    m_errorLabel->setVisible(!m_errors.isEmpty());
+    updateSummary();
+    showSelected();
+    emit tensorsLoaded();
+    if (!future.isCanceled())
+        startStats();
+}
+
+void CheckpointTensorsPage::startStats()
+{
+    if (!m_tensors || m_tensors->rows.empty())
+        return;
+    m_progress->setRange(0, static_cast<int>(m_tensors->rows.size()));
+    m_progress->setValue(0);
+    showBusy(true);
+    m_computingStats = true;
+    m_stats.setFuture(QtConcurrent::run([tensors = m_tensors](QPromise<TensorStatsView>& promise) {
+        ckpt::StatsOptions options;
+        options.progress = [&promise](const ckpt::StatsProgress&) { return !promise.isCanceled(); };
+        const auto& rows = tensors->rows;
+        promise.setProgressRange(0, static_cast<int>(rows.size()));
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            if (promise.isCanceled())
+                return;
+            try {
+                promise.addResult(computeRowStats(*tensors, rows[i], options), static_cast<int>(i));
+            } catch (const ckpt::CancelledError&) {
+                return;
+            } catch (const std::exception& e) {
+                // one unreadable tensor never stops the others
+                TensorStatsView failed;
+                failed.problem = QString::fromUtf8(e.what());
+                promise.addResult(std::move(failed), static_cast<int>(i));
+            }
+            promise.setProgressValue(static_cast<int>(i) + 1);
+        }
+    }));
+    updateSummary();
+}
+
+void CheckpointTensorsPage::onStatsFinished()
+{
+    if (!m_computingStats)
+        return;
+    m_computingStats = false;
+    showBusy(false);
+    for (int column = TensorListModel::Min; column < TensorListModel::ColumnCount; ++column)
+        m_view->resizeColumnToContents(column);
+    updateSummary();
+    emit statsFinished();
+}
+
+bool CheckpointTensorsPage::selectTensor(const QString& name, const QString& file)
+{
+    for (int row = 0; row < m_proxy->rowCount(); ++row) {
+        const QModelIndex index = m_proxy->index(row, TensorListModel::Name);
+        const TensorRow* t = m_model->tensorAt(m_proxy->mapToSource(index).row());
+        if (t && t->name == name && (file.isEmpty() || t->file == file)) {
+            m_view->setCurrentIndex(index);
+            m_view->scrollTo(index);
+            return true;
+        }
+    }
+    return false;
+}
+
+void CheckpointTensorsPage::showSelected()
+{
+    const QModelIndex current = m_proxy->mapToSource(m_view->currentIndex());
+    const TensorRow* t = m_model->tensorAt(current.row());
+    if (!t) {
+        m_histogram->clear(m_model->rowCount() ? tr("Select a tensor to see its histogram") : QString());
+        m_shardMap->clear();
+        m_shardMap->setVisible(false);
+        return;
+    }
+    const QString title = t->name + QLatin1Char(' ') + formatShape(t->shape);
+    const bool log = m_logHist->isChecked();
+    const TensorStatsView* s = t->stats ? &*t->stats : nullptr;
+    if (!t->problem.isEmpty())
+        m_histogram->clear(tr("%1: no histogram (%2)").arg(t->name, t->problem));
+    else if (!s)
+        m_histogram->clear(isComputingStats() ? tr("%1: computing statistics…").arg(t->name)
+                                              : tr("%1: statistics not computed").arg(t->name));
+    else if (!s->problem.isEmpty())
+        m_histogram->clear(tr("%1: no histogram (%2)").arg(t->name, s->problem));
+    else if (log && !s->logHistCounts.empty())
+        m_histogram->setHistogram(PlotMath::histogramBars(s->logHistLo, s->logHistHi, s->logHistCounts), title,
+                                  tr("log10 |x|"));
+    else if (!log && !s->histCounts.empty())
+        m_histogram->setHistogram(PlotMath::histogramBars(s->histLo, s->histHi, s->histCounts), title, tr("value"));
+    else
+        m_histogram->clear(tr("%1: no finite%2 element to bin").arg(t->name, log ? tr(" non-zero") : QString()));
+    m_shardMap->setVisible(!t->shards.empty());
+    if (t->shards.empty())
+        m_shardMap->clear();
+    else
+        m_shardMap->setShardMap(PlotMath::shardMap(t->shape, t->shards), tr("%1: %2 shards").arg(t->name).arg(t->shards.size()));
+}
+
+QString CheckpointTensorsPage::summaryText() const
+{
+    return m_summary->text();
+}
+
+void CheckpointTensorsPage::updateSummary()
+{
+    if (isBusy()) {
+        m_summary->setText(tr("reading files…"));
+        return;
+    }
+    const QString computing = isComputingStats() ? tr("; computing statistics…") : QString();
+    uint64_t bytes = 0;
+    for (const TensorRow& t : m_model->tensors())
+        bytes += t.bytes;
+    const int shown = m_proxy->rowCount();
+    const int total = m_model->rowCount();
+    const QString tensors = total == 1 ? tr("1 tensor") : tr("%1 tensors").arg(total);
+    m_summary->setText((shown == total ? tr("%1, %2").arg(tensors, humanBytes(bytes))
+                                       : tr("%1 of %2, %3").arg(shown).arg(tensors, humanBytes(bytes)))
+                       + computing);
+}

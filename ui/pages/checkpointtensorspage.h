@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+// The checkpoint view's "Tensors" tab: every tensor of the checkpoint in a sortable, filterable
+// table; the selected tensor's histogram and, when it is saved in shards, its shard map. The
+// files are opened off the GUI thread with progress and cancel; statistics columns fill in as
+// they are computed.
+#pragma once
+
+#include "ui/pages/tensorrows.h"
+
+#include <QFutureWatcher>
+#include <QWidget>
+
+#include <memory>
+
+namespace ckpt {
+struct RunHistory;
+struct TrainingState;
+}
+class CopyTableView;
+class HistogramPlot;
+class QCheckBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QSortFilterProxyModel;
+class QToolButton;
+class ShardMapPlot;
+class TensorListModel;
+
+class CheckpointTensorsPage final : public QWidget {
+    Q_OBJECT
+public:
+    explicit CheckpointTensorsPage(QWidget* parent = nullptr);
+    ~CheckpointTensorsPage() override;
+
+    /// Shows `state`'s tensors (null clears the page). Opens its files in the background; a
+    /// newer call drops what an older one was still doing. `run` is not needed here.
+    void setCheckpoint(std::shared_ptr<const ckpt::TrainingState> state,
+                       std::shared_ptr<const ckpt::RunHistory> run = nullptr);
+    /// Stops the background work (opening files, then statistics); what arrived stays.
+    void cancel();
+    bool isBusy() const;
+    bool isComputingStats() const;
+
+    TensorListModel* model() const { return m_model; }
+    QSortFilterProxyModel* proxy() const { return m_proxy; }
+    CopyTableView* view() const { return m_view; }
+    QLineEdit* filterEdit() const { return m_filter; }
+    HistogramPlot* histogram() const { return m_histogram; }
+    QCheckBox* logHistogram() const { return m_logHist; }
+    ShardMapPlot* shardMap() const { return m_shardMap; }
+    QString summaryText() const;
+    QStringList errors() const { return m_errors; }
+    /// Selects the row showing tensor `name` (file `file` when several have that name).
+    bool selectTensor(const QString& name, const QString& file = {});
+
+signals:
+    /// The tensor table is filled (or the load was cancelled or failed).
+    void tensorsLoaded();
+    /// Every tensor's statistics arrived (or their computation was cancelled).
+    void statsFinished();
+
+private:
+    void onTensorsCollected();
+    void startStats();
+    void onStatsFinished();
+    void showBusy(bool busy);
+    void showSelected();
+    void updateSummary();
+
+    TensorListModel* m_model;
+    QSortFilterProxyModel* m_proxy;
+    QLineEdit* m_filter;
+    QLabel* m_summary;
+    QLabel* m_errorLabel;
+    QProgressBar* m_progress;
+    QToolButton* m_cancel;
+    CopyTableView* m_view;
+    HistogramPlot* m_histogram;
+    ShardMapPlot* m_shardMap;
+    QCheckBox* m_logHist;
+    QFutureWatcher<CheckpointTensors> m_collect;
+    QFutureWatcher<TensorStatsView> m_stats; // result i: row i's statistics
+    std::shared_ptr<const ckpt::TrainingState> m_state;
+    std::shared_ptr<const CheckpointTensors> m_tensors; // keeps the files open for the statistics
+    // Set while a job of this page's current checkpoint runs: a watcher given an empty future
+    // (to drop an old job) reports "finished" at once, which must not count.
+    bool m_collecting = false;
+    bool m_computingStats = false;
+    QStringList m_errors;
+};

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: MIT
+// A table view whose Ctrl+C copies the selected cells as tab-separated text (rows by line), so
+// any value on the data pages can be pasted into a terminal or a spreadsheet.
+#pragma once
+
+#include <QTableView>
+
+class CopyTableView final : public QTableView {
+    Q_OBJECT
+public:
+    explicit CopyTableView(QWidget* parent = nullptr);
+
+    /// The selection as it would be copied.
+    QString selectedText() const;
+    void copySelection() const;
+
+protected:
+    void keyPressEvent(QKeyEvent* event) override;
+};

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+// The arithmetic behind every plot, kept apart from QCustomPlot so it is tested without a
+// window: axis ranges, histogram bars, shard bars, checkpoint markers, the LR curve rebuilt
+// from a scheduler's state and the choice of logged series to draw beside it.
+#pragma once
+
+#include <QString>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ckpt {
+struct LrSchedule;
+struct RunHistory;
+}
+struct TensorShard;
+
+namespace PlotMath {
+
+struct Range {
+    double lower = 0;
+    double upper = 1;
+    bool operator==(const Range&) const = default;
+};
+
+/// [min, max] of the finite values widened by `pad` of its width on each side; a single value
+/// gets a unit-wide (or ±10 %) range; no finite value gives [0, 1].
+Range paddedRange(const std::vector<double>& values, double pad = 0.05);
+
+struct Bars {
+    std::vector<double> centers;
+    std::vector<double> heights;
+    double width = 1;
+};
+
+/// Histogram bins of equal width over [lo, hi] as bars (centre, count). A zero-width range (a
+/// constant tensor) gives one bar of width 1 centred on lo.
+Bars histogramBars(double lo, double hi, const std::vector<uint64_t>& counts);
+
+struct ShardBar {
+    int lane = 0;       // row of the map: one per shard, in order of start
+    double start = 0;   // along `dimension` of the global tensor
+    double end = 0;
+    int rank = -1;
+    QString file;
+};
+
+struct ShardMap {
+    int dimension = 0;  // the dimension the tensor is split along
+    double extent = 0;  // its size
+    std::vector<ShardBar> bars;
+    bool covers = false; // the shards together cover [0, extent) with no gap
+};
+
+/// The shards of a tensor of global `shape` as bars over the dimension they split (the first
+/// one where some shard is smaller than the tensor).
+ShardMap shardMap(const std::vector<int64_t>& shape, const std::vector<TensorShard>& shards);
+
+/// Steps of the run's checkpoints that have one, in order.
+std::vector<double> checkpointSteps(const ckpt::RunHistory& run);
+
+struct Curve {
+    std::vector<double> x;
+    std::vector<double> y;
+};
+
+struct LrCurves {
+    std::vector<Curve> groups; // one per param group
+    double stepsPerPosition = 1; // training steps per scheduler step (epoch-wise schedulers > 1)
+    QString note;                // why the curve is shorter or missing, for the user
+};
+
+/// The LR of every param group from scheduler position 0 up to training step `lastStep`,
+/// reconstructed with LrSchedule::lrSeries. The scheduler's position maps to training steps by
+/// globalStep / lastEpoch (1 when either is unknown). Not recomputable: only the recorded
+/// _last_lr at the current step, with the reason in `note`.
+LrCurves reconstructLr(const ckpt::LrSchedule& schedule, std::optional<int64_t> globalStep, int64_t lastStep);
+
+/// Keeps at most 3 * buckets + 1 points: the first, min and max of each bucket (in x order), so steps
+/// and spikes survive. Curves shorter than that come back unchanged.
+Curve decimate(const Curve& curve, std::size_t buckets);
+
+/// The name of the run's series that best matches what is asked: an exact candidate first, then
+/// the shortest name containing `needle` and none of `excluded`. Empty when none.
+std::string pickSeries(const std::map<std::string, std::vector<std::pair<int64_t, double>>>& series,
+                       const std::vector<std::string>& candidates, const std::string& needle,
+                       const std::vector<std::string>& excluded = {});
+
+Curve toCurve(const std::vector<std::pair<int64_t, double>>& points);
+
+/// The step the plot should end at: the last of the checkpoints, the logged series and the
+/// current checkpoint's own step.
+int64_t lastStepOf(const ckpt::RunHistory* run, std::optional<int64_t> globalStep);
+
+} // namespace PlotMath
