@@ -12,12 +12,12 @@ cmake --build --preset release
 
 case "$mode" in
 run)
-    sample="sample_runs/tiny-mlp/$(cat sample_runs/tiny-mlp/latest)"
+    # The 4-rank run first (it is shown), then every other sample run beside it in the browser.
     if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
         echo "No display: rendering the window offscreen to build/sample-run.png instead."
-        QT_QPA_PLATFORM=offscreen exec build/bin/checkpoint-inspector "$sample" --screenshot build/sample-run.png
+        QT_QPA_PLATFORM=offscreen exec build/bin/checkpoint-inspector sample_runs/ddp4-mlp sample_runs --screenshot build/sample-run.png
     fi
-    exec build/bin/checkpoint-inspector "$sample"
+    exec build/bin/checkpoint-inspector sample_runs/ddp4-mlp sample_runs
     ;;
 test)
     exec ctest --preset release

@@ -1,35 +1,36 @@
 // SPDX-License-Identifier: MIT
 #include "ui/mainwindow.h"
 
-#include "core/checkpoint_file.h"
 #include "ui/checkpointloader.h"
-#include "ui/importspage.h"
-#include "ui/models/filelistmodel.h"
-#include "ui/palettecolors.h"
+#include "ui/checkpointview.h"
+#include "ui/compareview.h"
+#include "ui/errorpanel.h"
+#include "ui/findingspanel.h"
+#include "ui/jobstatus.h"
+#include "ui/models/runbrowsermodel.h"
 #include "ui/recentfiles.h"
-#include "ui/tensorspage.h"
+#include "ui/runbrowser.h"
+#include "ui/runloader.h"
 #include "ui/textformat.h"
-#include "ui/treepage.h"
-#include "ui/warningspage.h"
 
 #include <QAction>
-#include <QApplication>
+#include <QActionGroup>
 #include <QCloseEvent>
+#include <QComboBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
-#include <QListView>
 #include <QMenuBar>
 #include <QMimeData>
-#include <QProgressBar>
 #include <QSettings>
+#include <QStackedWidget>
 #include <QStatusBar>
-#include <QStyle>
-#include <QTabWidget>
-#include <QVBoxLayout>
+#include <QTimer>
+#include <QTreeView>
 
 namespace {
 
@@ -55,100 +56,105 @@ QStringList localPaths(const QMimeData* mime)
     return paths;
 }
 
+QString cleanAbsolute(const QString& path)
+{
+    return QDir::cleanPath(QFileInfo(path).absoluteFilePath());
+}
+
 } // namespace
 
 MainWindow::MainWindow(Settings settings, QWidget* parent)
     : QMainWindow(parent)
     , m_settings(settings)
-    , m_loader(new CheckpointLoader(this))
-    , m_files(new FileListModel(this))
+    , m_loader(new RunLoader(this))
+    , m_runs(new RunBrowserModel(this))
+    , m_findingsTimer(new QTimer(this))
 {
     setWindowTitle(tr("Checkpoint Inspector"));
     setAcceptDrops(true);
 
-    m_tensorsPage = new TensorsPage;
-    m_treePage = new TreePage;
-    m_importsPage = new ImportsPage;
-    m_warningsPage = new WarningsPage;
-    m_tabs = new QTabWidget;
-    m_tabs->setDocumentMode(true);
-    m_tabs->insertTab(TensorsTab, m_tensorsPage, tr("Tensors"));
-    m_tabs->insertTab(TreeTab, m_treePage, tr("Tree"));
-    m_tabs->insertTab(ImportsTab, m_importsPage, tr("Imports"));
-    m_tabs->insertTab(WarningsTab, m_warningsPage, tr("Warnings"));
+    m_checkpointView = new CheckpointView;
+    m_compareView = new CompareView;
+    m_centre = new QStackedWidget;
+    m_centre->addWidget(m_checkpointView);
+    m_centre->addWidget(m_compareView);
+    setCentralWidget(m_centre);
 
-    m_header = new QLabel(tr("Open a checkpoint file or folder (File menu), or drop files here."));
-    m_header->setObjectName(QStringLiteral("fileHeader"));
-    m_header->setWordWrap(true);
-    m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_findingsTimer->setSingleShot(true);
+    m_findingsTimer->setInterval(50);
+    connect(m_findingsTimer, &QTimer::timeout, this, &MainWindow::rebuildFindings);
 
-    auto* central = new QWidget;
-    auto* layout = new QVBoxLayout(central);
-    layout->setContentsMargins(6, 6, 6, 0);
-    layout->addWidget(m_header);
-    layout->addWidget(m_tabs, 1);
-    setCentralWidget(central);
-
-    createDock();
+    createDocks();
     createMenus();
     createStatusBar();
+    connectLoader();
 
-    connect(m_loader, &CheckpointLoader::started, this, &MainWindow::onStarted);
-    connect(m_loader, &CheckpointLoader::loaded, this, &MainWindow::onLoaded);
-    connect(m_loader, &CheckpointLoader::failed, this, &MainWindow::onFailed);
-    connect(m_loader, &CheckpointLoader::finished, this, &MainWindow::onFinished);
-    connect(m_loader, &CheckpointLoader::progress, this, [this](int done, int total) {
-        m_progress->setRange(0, total > 1 ? total : 0); // one file: a busy indicator
-        m_progress->setValue(done);
-        m_statusLabel->setText(tr("Loading %1 of %2…").arg(qMin(done + 1, total)).arg(total));
-    });
-
-    resize(1200, 760);
+    resize(1400, 860);
     if (m_settings == Settings::Use) {
-        const QSettings settingsStore;
-        restoreGeometry(settingsStore.value(geometryKey()).toByteArray());
-        restoreState(settingsStore.value(stateKey()).toByteArray());
+        const QSettings store;
+        restoreGeometry(store.value(geometryKey()).toByteArray());
+        restoreState(store.value(stateKey()).toByteArray());
     }
 }
 
 MainWindow::~MainWindow() = default;
 
-void MainWindow::createDock()
+void MainWindow::createDocks()
 {
-    m_fileView = new QListView;
-    m_fileView->setModel(m_files);
-    m_fileView->setWordWrap(true);
-    m_fileView->setSpacing(2);
-    m_fileView->setAlternatingRowColors(true);
-    m_fileView->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    connect(m_fileView->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& current) {
-        if (!m_selectingRow)
-            m_userPicked = true;
-        showRow(current.row());
+    m_browser = new RunBrowser(m_runs);
+    auto* runs = new QDockWidget(tr("Runs"), this);
+    runs->setObjectName(QStringLiteral("runsDock"));
+    runs->setWidget(m_browser);
+    addDockWidget(Qt::LeftDockWidgetArea, runs);
+    resizeDocks({runs}, {480}, Qt::Horizontal);
+    connect(m_browser, &RunBrowser::checkpointSelected, this, [this](int runId, int index) {
+        m_checkpointView->setCheckpoint(m_runs->run(runId), index);
+        updateTitle();
     });
+    connect(m_browser, &RunBrowser::compareRequested, this, [this](int runA, int indexA, int runB, int indexB) {
+        m_compareView->compare(runA, indexA, runB, indexB);
+        setMode(Mode::Compare);
+    });
+    connect(m_browser, &RunBrowser::closeRunRequested, this, &MainWindow::closeRun);
 
-    auto* dock = new QDockWidget(tr("Files"), this);
-    dock->setObjectName(QStringLiteral("filesDock"));
-    dock->setWidget(m_fileView);
-    dock->setAllowedAreas(Qt::LeftDockWidgetArea | Qt::RightDockWidgetArea);
-    addDockWidget(Qt::LeftDockWidgetArea, dock);
-    resizeDocks({dock}, {300}, Qt::Horizontal);
+    m_findings = new FindingsPanel;
+    auto* findings = new QDockWidget(tr("Findings"), this);
+    findings->setObjectName(QStringLiteral("findingsDock"));
+    findings->setWidget(m_findings);
+    addDockWidget(Qt::BottomDockWidgetArea, findings);
+    resizeDocks({findings}, {200}, Qt::Vertical);
+    connect(m_findings, &FindingsPanel::findingActivated, this, &MainWindow::jumpTo);
 }
 
 void MainWindow::createMenus()
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* openFile = file->addAction(tr("&Open file…"), this, &MainWindow::openFileDialog);
-    openFile->setShortcut(QKeySequence::Open);
-    QAction* openFolder = file->addAction(tr("Open &folder…"), this, &MainWindow::openFolderDialog);
-    openFolder->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    file->addAction(tr("&Open file…"), QKeySequence::Open, this, &MainWindow::openFileDialog);
+    file->addAction(tr("Open &folder (checkpoint or run)…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this,
+                    &MainWindow::openFolderDialog);
     m_recentMenu = file->addMenu(tr("Open &recent"));
     connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
+    file->addAction(tr("&Close run"), QKeySequence::Close, this, [this] {
+        if (m_checkpointView->runId())
+            closeRun(m_checkpointView->runId());
+    });
     file->addSeparator();
-    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
-    quit->setShortcut(QKeySequence::Quit);
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
+    auto* modes = new QActionGroup(this);
+    m_inspectAction = view->addAction(tr("&Inspect checkpoint"), QKeySequence(Qt::CTRL | Qt::Key_1), this, [this] { setMode(Mode::Inspect); });
+    m_compareAction = view->addAction(tr("&Compare two checkpoints"), QKeySequence(Qt::CTRL | Qt::Key_2), this, [this] { setMode(Mode::Compare); });
+    for (QAction* action : {m_inspectAction, m_compareAction}) {
+        action->setCheckable(true);
+        modes->addAction(action);
+    }
+    m_inspectAction->setChecked(true);
+    view->addSeparator();
+    view->addAction(tr("Go to run &browser"), QKeySequence(Qt::ALT | Qt::Key_1), this, [this] { m_browser->view()->setFocus(); });
+    view->addAction(tr("Go to &findings"), QKeySequence(Qt::ALT | Qt::Key_2), this, [this] { m_findings->setFocus(); });
+    view->addAction(tr("Cancel background work"), QKeySequence(Qt::Key_Escape), this, &MainWindow::cancelBackgroundWork);
+    view->addSeparator();
     for (QDockWidget* dock : findChildren<QDockWidget*>())
         view->addAction(dock->toggleViewAction());
 }
@@ -156,21 +162,41 @@ void MainWindow::createMenus()
 void MainWindow::createStatusBar()
 {
     m_statusLabel = new QLabel;
-    m_progress = new QProgressBar;
-    m_progress->setMaximumWidth(180);
-    m_progress->setTextVisible(false);
-    m_progress->hide();
+    m_job = new JobStatus;
     statusBar()->addWidget(m_statusLabel, 1);
-    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_job);
+    connect(m_job, &JobStatus::cancelRequested, this, &MainWindow::cancelBackgroundWork);
+}
+
+void MainWindow::connectLoader()
+{
+    connect(m_loader, &RunLoader::runAvailable, this, &MainWindow::onRunAvailable);
+    connect(m_loader, &RunLoader::openFailed, this, [this](const QString& path, const QString& reason) {
+        m_browser->errors()->addError(path, reason);
+    });
+    connect(m_loader, &RunLoader::stateAvailable, this,
+            [this](int runId, int index, const std::shared_ptr<const ckpt::TrainingState>& state, const QString& error,
+                   const std::vector<std::pair<std::string, uint64_t>>& sizes) {
+                m_runs->applyState(runId, index, state, error, sizes);
+                onRunChanged(runId, index);
+            });
+    connect(m_loader, &RunLoader::auditAvailable, this,
+            [this](int runId, const std::shared_ptr<const std::vector<ckpt::Finding>>& findings, const QString& note) {
+                m_runs->applyAudit(runId, findings.get(), note);
+                onRunChanged(runId, -1);
+            });
+    connect(m_loader, &RunLoader::progress, this, [this](int done, int total, const QString& what) {
+        m_job->setProgress(done, total, what);
+    });
+    connect(m_loader, &RunLoader::idle, this, &MainWindow::onIdle);
 }
 
 void MainWindow::rebuildRecentMenu()
 {
     m_recentMenu->clear();
     const QStringList recent = m_settings == Settings::Use ? RecentFiles::load() : QStringList();
-    for (const QString& path : recent) {
+    for (const QString& path : recent)
         m_recentMenu->addAction(path, this, [this, path] { openPaths({path}); });
-    }
     if (recent.isEmpty()) {
         m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
         return;
@@ -189,7 +215,7 @@ void MainWindow::openFileDialog()
 
 void MainWindow::openFolderDialog()
 {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open folder of checkpoints"));
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a checkpoint folder, a run, or a folder of runs"));
     if (!dir.isEmpty())
         openPaths({dir});
 }
@@ -200,135 +226,188 @@ void MainWindow::openPaths(const QStringList& paths)
         for (const QString& path : paths)
             RecentFiles::add(path);
     }
-    m_loader->load(paths);
+    m_statusLabel->setText(tr("Opening %1…").arg(paths.join(QStringLiteral(", "))));
+    m_loader->open(paths, m_runs->runPaths());
 }
 
-bool MainWindow::isLoading() const
+bool MainWindow::isBusy() const
 {
-    return m_loader->isBusy();
+    return m_loader->isBusy() || m_checkpointView->isLoading();
+}
+
+void MainWindow::cancelBackgroundWork()
+{
+    if (!m_loader->isBusy())
+        return;
+    m_loader->cancel();
+    m_statusLabel->setText(tr("Cancelled: checkpoints not read yet keep “…” in the Findings column; reopen the run to read them."));
+}
+
+void MainWindow::closeRun(int runId)
+{
+    m_loader->forget(runId); // its late results are dropped
+    const bool shown = m_checkpointView->runId() == runId;
+    m_runs->removeRun(runId);
+    m_compareView->setRuns(m_runs->runs());
+    if (shown) {
+        m_checkpointView->setCheckpoint(nullptr, -1);
+        if (!m_runs->runs().empty())
+            showCheckpoint(m_runs->runs().front()->id, m_runs->runs().front()->latestIndex());
+    }
+    rebuildFindings();
+    updateTitle();
+}
+
+void MainWindow::onRunAvailable(const RunDataPtr& run)
+{
+    m_runs->addRun(run);
+    m_compareView->setRuns(m_runs->runs());
+    if (m_checkpointView->runId() == 0)
+        showCheckpoint(run->id, run->latestIndex()); // the first run to arrive shows what a resume would load
+    if (m_pendingCompare.size() == 2 && compareByPath(m_pendingCompare[0], m_pendingCompare[1]))
+        m_pendingCompare.clear();
+    m_findingsTimer->start();
+}
+
+void MainWindow::onRunChanged(int runId, int index)
+{
+    // Only the shown checkpoint's page is rebuilt: a run of 100 reports 100 states.
+    if (m_checkpointView->runId() == runId && (index < 0 || index == m_checkpointView->checkpointIndex()))
+        m_checkpointView->setCheckpoint(m_runs->run(runId), m_checkpointView->checkpointIndex());
+    if (m_centre->currentWidget() == m_compareView)
+        m_compareView->refresh();
+    if (!m_findingsTimer->isActive())
+        m_findingsTimer->start();
+}
+
+void MainWindow::onIdle()
+{
+    m_job->finish();
+    m_compareView->setRuns(m_runs->runs()); // steps read from the states replace the names' steps
+    rebuildFindings();
+    int checkpoints = 0, errors = 0;
+    for (const RunDataPtr& run : m_runs->runs()) {
+        checkpoints += static_cast<int>(run->checkpoints.size());
+        for (const RunCheckpointData& checkpoint : run->checkpoints)
+            errors += checkpoint.worstSeverity() == static_cast<int>(ckpt::Severity::Error);
+    }
+    const int failed = m_browser->errors()->count();
+    QString text = tr("%n run(s), ", nullptr, static_cast<int>(m_runs->runs().size())) + tr("%n checkpoint(s)", nullptr, checkpoints);
+    if (errors)
+        text += tr("; %n with errors", nullptr, errors);
+    if (failed)
+        text += tr("; %n path(s) could not be opened", nullptr, failed);
+    m_statusLabel->setText(text + QLatin1Char('.'));
+    emit loadsFinished();
+}
+
+void MainWindow::rebuildFindings()
+{
+    std::vector<FindingRow> rows;
+    for (const RunDataPtr& run : m_runs->runs()) {
+        for (const ckpt::Finding& finding : run->runFindings)
+            rows.push_back({run->id, -1, QString(), finding});
+        for (std::size_t i = 0; i < run->checkpoints.size(); ++i) {
+            const QString name = run->singleCheckpoint ? run->name
+                                                       : run->name + QLatin1Char('/') + QFileInfo(fromUtf8(run->checkpoints[i].info.path)).fileName();
+            for (const ckpt::Finding& finding : run->checkpoints[i].findings)
+                rows.push_back({run->id, static_cast<int>(i), name, finding});
+        }
+    }
+    m_findings->setFindings(std::move(rows));
+}
+
+void MainWindow::jumpTo(const FindingRow& row)
+{
+    const RunDataPtr run = m_runs->run(row.runId);
+    if (!run)
+        return;
+    setMode(Mode::Inspect);
+    showCheckpoint(row.runId, row.checkpointIndex >= 0 ? row.checkpointIndex : run->latestIndex());
+    if (row.checkpointIndex >= 0)
+        m_checkpointView->reveal(row.finding);
+}
+
+void MainWindow::showCheckpoint(int runId, int index)
+{
+    m_browser->selectCheckpoint(runId, index); // shows it through RunBrowser::checkpointSelected
+    if (m_checkpointView->runId() != runId || m_checkpointView->checkpointIndex() != index)
+        m_checkpointView->setCheckpoint(m_runs->run(runId), index);
+    updateTitle();
 }
 
 QStringList MainWindow::tabNames()
 {
-    return {QStringLiteral("tensors"), QStringLiteral("tree"), QStringLiteral("imports"), QStringLiteral("warnings")};
+    return CheckpointView::tabNames();
 }
 
 bool MainWindow::selectTab(const QString& name)
 {
-    const qsizetype index = tabNames().indexOf(name.toLower());
-    if (index < 0)
+    if (!m_checkpointView->selectTab(name))
         return false;
-    m_tabs->setCurrentIndex(static_cast<int>(index));
+    setMode(Mode::Inspect);
     return true;
 }
 
-void MainWindow::onStarted(const QStringList& files)
+void MainWindow::setMode(Mode mode)
 {
-    m_files->setPaths(files);
-    m_shownRow = -1;
-    m_userPicked = false;
-    showRow(-1);
-    m_progress->show();
-}
-
-void MainWindow::onLoaded(const std::shared_ptr<const ckpt::CheckpointFile>& file)
-{
-    const int row = m_files->setLoaded(file);
-    if (row < 0)
-        return;
-    if (row == m_shownRow) {
-        showRow(row); // the user picked it while it was loading
-        return;
+    if (mode == Mode::Compare && m_centre->currentWidget() != m_compareView) {
+        m_compareView->setRuns(m_runs->runs());
+        if (m_compareView->chooserA()->currentIndex() == m_compareView->chooserB()->currentIndex() && m_checkpointView->runId())
+            m_compareView->compareDefault(m_checkpointView->runId());
+        m_compareView->refresh();
     }
-    // Show the first file in list order that loads, whatever order the loads finish in.
-    if (!m_userPicked && (m_shownRow < 0 || row < m_shownRow))
-        selectRow(row);
+    m_centre->setCurrentWidget(mode == Mode::Compare ? static_cast<QWidget*>(m_compareView) : m_checkpointView);
+    (mode == Mode::Compare ? m_compareAction : m_inspectAction)->setChecked(true);
+    updateTitle();
 }
 
-void MainWindow::onFailed(const QString& path, const QString& reason)
+MainWindow::Mode MainWindow::mode() const
 {
-    const int row = m_files->setFailed(path, reason);
-    if (row >= 0 && row == m_shownRow)
-        showRow(row);
+    return m_centre->currentWidget() == m_compareView ? Mode::Compare : Mode::Inspect;
 }
 
-void MainWindow::onFinished()
+bool MainWindow::compareByPath(const QString& pathA, const QString& pathB)
 {
-    m_progress->hide();
-    int failed = 0;
-    for (int row = 0; row < m_files->rowCount(); ++row) {
-        if (m_files->stateAt(row) == FileListModel::State::Failed)
-            ++failed;
-    }
-    const int total = m_files->rowCount();
-    m_statusLabel->setText(failed ? tr("Opened %1 of %2 files; %3 could not be read.").arg(total - failed).arg(total).arg(failed)
-                                  : total == 1 ? tr("Opened 1 file.") : tr("Opened %1 files.").arg(total));
-    if (m_shownRow < 0 && total > 0)
-        selectRow(0); // nothing loaded: show why the first one failed
-    emit loadsFinished();
-}
-
-void MainWindow::selectRow(int row)
-{
-    const bool changed = m_fileView->currentIndex().row() != row;
-    m_selectingRow = true;
-    m_fileView->setCurrentIndex(m_files->index(row)); // shows it through currentChanged
-    m_selectingRow = false;
-    if (!changed)
-        showRow(row); // it was current already but may have just loaded
-}
-
-void MainWindow::showRow(int row)
-{
-    m_shownRow = row;
-    const std::shared_ptr<const ckpt::CheckpointFile> file = m_files->fileAt(row);
-    m_tensorsPage->setFile(file);
-    m_treePage->setFile(file);
-    m_importsPage->setFile(file);
-    const int warnings = m_warningsPage->setFile(file);
-    m_tabs->setTabText(WarningsTab, warnings ? tr("Warnings (%1)").arg(warnings) : tr("Warnings"));
-    const bool dangerous = file && (file->imports().anyDangerous() || file->imports().structuralDanger);
-    m_tabs->setTabIcon(ImportsTab, dangerous ? style()->standardIcon(QStyle::SP_MessageBoxWarning) : QIcon());
-
-    m_headerIsError = false;
-    if (row < 0 || row >= m_files->rowCount()) {
-        m_header->clear();
-        setWindowTitle(tr("Checkpoint Inspector"));
-    } else {
-        const QString path = m_files->data(m_files->index(row), FileListModel::PathRole).toString();
-        const QString name = QFileInfo(path).fileName();
-        const QString detail = m_files->data(m_files->index(row), FileListModel::DetailRole).toString();
-        if (m_files->stateAt(row) == FileListModel::State::Failed) {
-            m_header->setText(tr("%1 could not be read: %2").arg(path, detail));
-            m_headerIsError = true;
-        } else {
-            m_header->setText(path + QStringLiteral("  —  ") + detail);
+    m_pendingCompare = {pathA, pathB};
+    int runs[2] = {0, 0}, indexes[2] = {-1, -1};
+    for (int side = 0; side < 2; ++side) {
+        const QString wanted = cleanAbsolute(m_pendingCompare[side]);
+        for (const RunDataPtr& run : m_runs->runs()) {
+            for (std::size_t i = 0; i < run->checkpoints.size(); ++i) {
+                if (cleanAbsolute(fromUtf8(run->checkpoints[i].info.path)) == wanted) {
+                    runs[side] = run->id;
+                    indexes[side] = static_cast<int>(i);
+                }
+            }
         }
-        setWindowTitle(name + QStringLiteral(" — ") + tr("Checkpoint Inspector"));
     }
-    updateHeaderColour();
+    if (indexes[0] < 0 || indexes[1] < 0)
+        return false;
+    m_pendingCompare.clear();
+    m_compareView->setRuns(m_runs->runs());
+    m_compareView->compare(runs[0], indexes[0], runs[1], indexes[1]);
+    setMode(Mode::Compare);
+    return true;
 }
 
-void MainWindow::updateHeaderColour()
+void MainWindow::updateTitle()
 {
-    QPalette palette = m_header->palette();
-    palette.setColor(QPalette::WindowText, m_headerIsError ? warningColor(this->palette()) : this->palette().color(QPalette::WindowText));
-    m_header->setPalette(palette);
-}
-
-void MainWindow::changeEvent(QEvent* event)
-{
-    if (event->type() == QEvent::PaletteChange)
-        updateHeaderColour();
-    QMainWindow::changeEvent(event);
+    const RunDataPtr run = m_runs->run(m_checkpointView->runId());
+    if (mode() == Mode::Compare)
+        setWindowTitle(tr("Compare — Checkpoint Inspector"));
+    else if (run)
+        setWindowTitle(run->name + QStringLiteral(" — ") + tr("Checkpoint Inspector"));
+    else
+        setWindowTitle(tr("Checkpoint Inspector"));
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)
 {
     if (m_settings == Settings::Use) {
-        QSettings settingsStore;
-        settingsStore.setValue(geometryKey(), saveGeometry());
-        settingsStore.setValue(stateKey(), saveState());
+        QSettings store;
+        store.setValue(geometryKey(), saveGeometry());
+        store.setValue(stateKey(), saveState());
     }
     QMainWindow::closeEvent(event);
 }

@@ -1,91 +1,98 @@
 // SPDX-License-Identifier: MIT
-// The main window: the Files dock on the left, the current file's tabs in the centre.
+// The main window: the run browser dock on the left, the findings dock below, and in the centre
+// either one checkpoint (CheckpointView) or two side by side (CompareView). Runs load in the
+// background (RunLoader); the status bar shows their progress with a Cancel button.
 #pragma once
+
+#include "ui/rundata.h"
 
 #include <QMainWindow>
 
-#include <memory>
-
-namespace ckpt {
-class CheckpointFile;
-}
-class CheckpointLoader;
-class FileListModel;
-class ImportsPage;
+class CheckpointView;
+class CompareView;
+class FindingsPanel;
+class JobStatus;
+class QAction;
 class QLabel;
-class QListView;
 class QMenu;
-class QProgressBar;
-class QTabWidget;
-class TensorsPage;
-class TreePage;
-class WarningsPage;
+class QStackedWidget;
+class QTimer;
+class RunBrowser;
+class RunBrowserModel;
+class RunLoader;
+struct FindingRow;
 
 class MainWindow final : public QMainWindow {
     Q_OBJECT
 public:
     enum class Settings { Use, Ignore }; // Ignore: screenshots and tests leave no trace
-    enum Tab { TensorsTab, TreeTab, ImportsTab, WarningsTab };
+    enum class Mode { Inspect, Compare };
 
     explicit MainWindow(Settings settings = Settings::Use, QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    /// Opens files and folders as one batch, replacing what is open.
+    /// Opens files, checkpoint folders, run folders and folders of runs; runs already open stay
+    /// and are not opened twice.
     void openPaths(const QStringList& paths);
-    bool isLoading() const;
+    /// Runs are still being read or audited, or the shown checkpoint's files are being opened.
+    bool isBusy() const;
+    void cancelBackgroundWork();
+    void closeRun(int runId);
 
-    /// "tensors", "tree", "imports", "warnings"
+    /// The checkpoint tabs: "overview", "tensors", "optimizer", "schedule", "rng", "raw".
     static QStringList tabNames();
     bool selectTab(const QString& name);
+    void setMode(Mode mode);
+    Mode mode() const;
+    /// Compares the checkpoints at these paths once they are open (now, if they are); false when
+    /// a path is not a checkpoint of an open run (yet).
+    bool compareByPath(const QString& pathA, const QString& pathB);
+    void showCheckpoint(int runId, int index);
 
-    FileListModel* fileModel() const { return m_files; }
-    QListView* fileView() const { return m_fileView; }
-    QTabWidget* tabs() const { return m_tabs; }
-    TensorsPage* tensorsPage() const { return m_tensorsPage; }
-    TreePage* treePage() const { return m_treePage; }
-    ImportsPage* importsPage() const { return m_importsPage; }
-    WarningsPage* warningsPage() const { return m_warningsPage; }
+    RunBrowserModel* runModel() const { return m_runs; }
+    RunBrowser* runBrowser() const { return m_browser; }
+    FindingsPanel* findingsPanel() const { return m_findings; }
+    CheckpointView* checkpointView() const { return m_checkpointView; }
+    CompareView* compareView() const { return m_compareView; }
+    JobStatus* jobStatus() const { return m_job; }
 
 signals:
-    /// Every file of the last openPaths() has loaded or failed.
+    /// Every run opened so far has been read and audited (or the work was cancelled).
     void loadsFinished();
 
 protected:
-    void changeEvent(QEvent* event) override;
     void closeEvent(QCloseEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
 private:
+    void createDocks();
     void createMenus();
-    void createDock();
     void createStatusBar();
+    void connectLoader();
     void rebuildRecentMenu();
     void openFileDialog();
     void openFolderDialog();
-    void onStarted(const QStringList& files);
-    void onLoaded(const std::shared_ptr<const ckpt::CheckpointFile>& file);
-    void onFailed(const QString& path, const QString& reason);
-    void onFinished();
-    void selectRow(int row);
-    void showRow(int row);
-    void updateHeaderColour();
+    void onRunAvailable(const RunDataPtr& run);
+    void onRunChanged(int runId, int index); // index -1: the whole run (its audit)
+    void onIdle();
+    void rebuildFindings();
+    void jumpTo(const FindingRow& row);
+    void updateTitle();
 
     Settings m_settings;
-    CheckpointLoader* m_loader;
-    FileListModel* m_files;
-    QListView* m_fileView = nullptr;
-    QLabel* m_header = nullptr;
-    QTabWidget* m_tabs = nullptr;
-    TensorsPage* m_tensorsPage = nullptr;
-    TreePage* m_treePage = nullptr;
-    ImportsPage* m_importsPage = nullptr;
-    WarningsPage* m_warningsPage = nullptr;
-    QMenu* m_recentMenu = nullptr;
+    RunLoader* m_loader;
+    RunBrowserModel* m_runs;
+    RunBrowser* m_browser = nullptr;
+    FindingsPanel* m_findings = nullptr;
+    QStackedWidget* m_centre = nullptr;
+    CheckpointView* m_checkpointView = nullptr;
+    CompareView* m_compareView = nullptr;
+    JobStatus* m_job = nullptr;
     QLabel* m_statusLabel = nullptr;
-    QProgressBar* m_progress = nullptr;
-    int m_shownRow = -1;
-    bool m_userPicked = false;    // the user chose a file: automatic selection stops
-    bool m_selectingRow = false;  // selectRow() is moving the current index, not the user
-    bool m_headerIsError = false;
+    QMenu* m_recentMenu = nullptr;
+    QAction* m_inspectAction = nullptr;
+    QAction* m_compareAction = nullptr;
+    QTimer* m_findingsTimer = nullptr;             // coalesces findings updates while a run scans
+    QStringList m_pendingCompare;                  // --compare A B before A and B have arrived
 };

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QColor>
+#include <QIcon>
 
 class QPalette;
 
@@ -11,3 +12,11 @@ QColor warningColor(const QPalette& palette);
 
 /// The application palette's warning colour (needs a QGuiApplication).
 QColor warningColor();
+
+/// Colour of a finding's severity (ckpt::Severity as int: 0 info, 1 warning, 2 error), readable in
+/// both themes: error is warningColor(), warning an amber, info a blue.
+QColor severityColor(int severity, const QPalette& palette);
+QColor severityColor(int severity);
+
+/// A filled dot in the severity's colour, for badges in item views.
+QIcon severityIcon(int severity);

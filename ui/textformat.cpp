@@ -2,7 +2,9 @@
 #include "ui/textformat.h"
 
 #include "core/tensor_info.h"
+#include "core/training_state.h"
 
+#include <QFileInfo>
 #include <QStringList>
 
 QString humanBytes(uint64_t bytes)
@@ -47,4 +49,12 @@ QString tensorSummary(const ckpt::TensorInfo& tensor)
     if (!tensor.problem.empty())
         s += QStringLiteral(" (") + fromUtf8(tensor.problem) + QLatin1Char(')');
     return s;
+}
+
+QString formatProvenance(const ckpt::Provenance& from)
+{
+    const QString file = QFileInfo(fromUtf8(from.file)).fileName();
+    if (from.key.empty())
+        return file;
+    return file.isEmpty() ? formatKey(from.key) : file + QStringLiteral(": ") + formatKey(from.key);
 }

@@ -32,3 +32,10 @@ inline QString fromUtf8(const std::string& s)
 
 /// "float32 [3, 2, 3, 3] 216 B" plus layout, device and problem when they matter.
 QString tensorSummary(const ckpt::TensorInfo& tensor);
+
+namespace ckpt {
+struct Provenance;
+}
+
+/// "optimizer.pt: global_step": the file's name and the key path inside it.
+QString formatProvenance(const ckpt::Provenance& from);

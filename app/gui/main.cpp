@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
-// checkpoint-inspector [PATH...] [--tab NAME] [--screenshot FILE]
+// checkpoint-inspector [PATH...] [--tab NAME] [--compare A B] [--screenshot FILE]
 #include "checkpoint_inspector_version.h"
 
 #include "ui/mainwindow.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
 #include <QTimer>
 
 #include <cstdio>
@@ -25,6 +28,31 @@ bool wantsOffscreen(int argc, char** argv)
     return false;
 }
 
+// QCommandLineParser options take one value; "--compare A B" takes two, so it is cut out first.
+QStringList takeCompare(QStringList& arguments, QString& error)
+{
+    const qsizetype at = arguments.indexOf(QStringLiteral("--compare"));
+    if (at < 0)
+        return {};
+    if (at + 2 >= arguments.size() || arguments[at + 1].startsWith(QLatin1String("--"))
+        || arguments[at + 2].startsWith(QLatin1String("--"))) {
+        error = QStringLiteral("--compare needs two checkpoints: --compare A B");
+        return {};
+    }
+    const QStringList pair{arguments[at + 1], arguments[at + 2]};
+    arguments.remove(at, 3);
+    return pair;
+}
+
+// What to open for --compare A B without other paths: their run when they share one.
+QStringList compareSources(const QStringList& pair)
+{
+    const QString parentA = QFileInfo(pair[0]).absolutePath(), parentB = QFileInfo(pair[1]).absolutePath();
+    if (parentA == parentB)
+        return {parentA};
+    return pair;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -36,20 +64,30 @@ int main(int argc, char** argv)
     QApplication::setOrganizationName(QStringLiteral("checkpoint-inspector"));
     QApplication::setApplicationVersion(QStringLiteral(CKPT_GUI_VERSION));
 
+    QStringList arguments = QApplication::arguments();
+    QString compareError;
+    const QStringList comparePair = takeCompare(arguments, compareError);
+
     QCommandLineParser parser;
-    parser.setApplicationDescription(QApplication::translate("main", "Inspect PyTorch checkpoints without Python."));
+    parser.setApplicationDescription(QApplication::translate("main", "Inspect PyTorch checkpoints and training runs without Python.\n"
+                                                                     "--compare A B: compare two checkpoints (files or folders)."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("paths"), QApplication::translate("main", "Checkpoint files or folders to open."),
+    parser.addPositionalArgument(QStringLiteral("paths"),
+                                 QApplication::translate("main", "Checkpoint files, checkpoint folders, run folders or folders of runs."),
                                  QStringLiteral("[PATH...]"));
     const QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                         QApplication::translate("main", "Render the window to a PNG once everything has loaded, then exit."),
                                         QStringLiteral("FILE"));
     const QCommandLineOption tab(QStringLiteral("tab"),
-                                 QApplication::translate("main", "Select a tab: %1.").arg(MainWindow::tabNames().join(QStringLiteral(", "))),
+                                 QApplication::translate("main", "Select a checkpoint tab: %1.").arg(MainWindow::tabNames().join(QStringLiteral(", "))),
                                  QStringLiteral("NAME"));
     parser.addOptions({screenshot, tab});
-    parser.process(app);
+    if (!compareError.isEmpty()) {
+        std::fprintf(stderr, "checkpoint-inspector: %s\n", qPrintable(compareError));
+        return 2;
+    }
+    parser.process(arguments);
 
     const bool screenshotMode = parser.isSet(screenshot);
     MainWindow window(screenshotMode ? MainWindow::Settings::Ignore : MainWindow::Settings::Use);
@@ -60,22 +98,40 @@ int main(int argc, char** argv)
     }
     window.show();
 
+    QStringList paths = parser.positionalArguments();
+    if (!comparePair.isEmpty()) {
+        if (paths.isEmpty())
+            paths = compareSources(comparePair);
+        window.compareByPath(comparePair[0], comparePair[1]); // done once both have been listed
+    }
+    if (!paths.isEmpty())
+        window.openPaths(paths);
+
     if (screenshotMode) {
         const QString file = parser.value(screenshot);
-        auto shoot = [&window, file] {
+        // Shoot once nothing has been loading for two polls in a row (the last results laid out),
+        // or after a minute whatever is still running.
+        auto* poll = new QTimer(&window);
+        auto* clock = new QElapsedTimer;
+        clock->start();
+        int quiet = 0;
+        QObject::connect(poll, &QTimer::timeout, &window, [&window, poll, clock, file, quiet, comparePair]() mutable {
+            quiet = window.isBusy() ? 0 : quiet + 1;
+            if (quiet < 2 && clock->elapsed() < 60000)
+                return;
+            poll->stop();
+            delete clock;
+            if (!comparePair.isEmpty() && !window.compareByPath(comparePair[0], comparePair[1]))
+                std::fprintf(stderr, "checkpoint-inspector: --compare: %s or %s is not a checkpoint that could be opened\n",
+                             qPrintable(comparePair[0]), qPrintable(comparePair[1]));
             if (!window.grab().save(file, "PNG")) {
                 std::fprintf(stderr, "checkpoint-inspector: cannot write %s\n", qPrintable(file));
                 QCoreApplication::exit(1);
                 return;
             }
             QCoreApplication::exit(0);
-        };
-        // Queued, so the last results are laid out before the grab.
-        QObject::connect(&window, &MainWindow::loadsFinished, &window, [&window, shoot] { QTimer::singleShot(0, &window, shoot); });
-        if (parser.positionalArguments().isEmpty())
-            QTimer::singleShot(0, &window, shoot);
+        });
+        poll->start(100);
     }
-    if (!parser.positionalArguments().isEmpty())
-        window.openPaths(parser.positionalArguments());
     return QApplication::exec();
 }

@@ -1,78 +1,119 @@
 // SPDX-License-Identifier: MIT
-// MainWindow smoke test: a folder of real checkpoints plus a broken file, opened the way the
-// user does it; the broken one shows its error, the others still open.
+// Offscreen smoke test of the whole window on the checked-in sample runs: every run opened at
+// once, every run's latest checkpoint in every tab, the compare view, the findings dock and its
+// jumps, an unreadable file in a run, a path that does not exist, cancel, copy, keyboard and
+// drag and drop. It asserts what the models and widgets hold, with every model under
+// QAbstractItemModelTester from the start.
 #include "uitestutil.h"
 
 #include "core/checkpoint_file.h"
+#include "ui/checkpointview.h"
+#include "ui/compareview.h"
+#include "ui/copyaction.h"
+#include "ui/errorpanel.h"
+#include "ui/findingspanel.h"
 #include "ui/importspage.h"
+#include "ui/jobstatus.h"
 #include "ui/mainwindow.h"
-#include "ui/models/filelistmodel.h"
+#include "ui/models/checkpointfilesmodel.h"
+#include "ui/models/comparisonmodel.h"
+#include "ui/models/findingsproxymodel.h"
 #include "ui/models/importsmodel.h"
 #include "ui/models/objecttreemodel.h"
+#include "ui/models/runbrowsermodel.h"
+#include "ui/models/statefieldsmodel.h"
+#include "ui/models/tensordiffmodel.h"
 #include "ui/models/tensorproxymodel.h"
 #include "ui/models/tensortablemodel.h"
-#include "ui/palettecolors.h"
-#include "ui/tensorspage.h"
+#include "ui/overviewpage.h"
+#include "ui/rawpage.h"
+#include "ui/runbrowser.h"
+#include "ui/pages/checkpointtensorspage.h"
+#include "ui/pages/momentstatemodel.h"
+#include "ui/pages/tensorlistmodel.h"
+#include "ui/pages/optimizerpage.h"
+#include "ui/pages/rngpage.h"
+#include "ui/pages/schedulepage.h"
 #include "ui/treepage.h"
-#include "ui/warningspage.h"
 
 #include <QAbstractItemModelTester>
-#include <QJsonArray>
+#include <QClipboard>
+#include <QComboBox>
 #include <QLabel>
-#include <QLineEdit>
-#include <QListView>
 #include <QListWidget>
 #include <QMimeData>
-#include <QProgressBar>
 #include <QSignalSpy>
-#include <QStatusBar>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTemporaryDir>
+#include <QTreeView>
 #include <QUrl>
 
 #include <memory>
 #include <vector>
 
+namespace {
+
+QString samples(const char* relative = "")
+{
+    return QDir::cleanPath(QStringLiteral(CKPT_SAMPLE_RUNS "/") + QLatin1String(relative));
+}
+
+bool copyTree(const QString& from, const QString& to)
+{
+    QDir().mkpath(to);
+    const QDir source(from);
+    for (const QFileInfo& entry : source.entryInfoList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot)) {
+        const QString target = to + QLatin1Char('/') + entry.fileName();
+        if (entry.isDir() ? !copyTree(entry.filePath(), target) : !QFile::copy(entry.filePath(), target))
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
 class TestMainWindow : public QObject {
     Q_OBJECT
 
 private:
-    QTemporaryDir m_fixtures;
-    QTemporaryDir m_folder;
     std::unique_ptr<MainWindow> m_window;
     std::vector<std::unique_ptr<QAbstractItemModelTester>> m_testers;
 
-    int rowOf(const QString& name) const
+    RunDataPtr runNamed(const QString& name) const
     {
-        return m_window->fileModel()->rowOf(m_folder.filePath(name));
+        for (const RunDataPtr& run : m_window->runModel()->runs()) {
+            if (run->name == name)
+                return run;
+        }
+        return nullptr;
     }
 
-    void openAndWait(const QStringList& paths)
+    void waitIdle()
     {
-        QSignalSpy finished(m_window.get(), &MainWindow::loadsFinished);
-        m_window->openPaths(paths);
-        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 10000);
-        QVERIFY(!m_window->isLoading());
+        QTRY_VERIFY_WITH_TIMEOUT(!m_window->isBusy(), 30000);
+    }
+
+    QString shownPath() const
+    {
+        const CheckpointView* view = m_window->checkpointView();
+        const RunDataPtr run = m_window->runModel()->run(view->runId());
+        return run ? QString::fromStdString(run->checkpoints[std::size_t(view->checkpointIndex())].info.path) : QString();
     }
 
 private slots:
     void initTestCase()
     {
         QStandardPaths::setTestModeEnabled(true);
-        QVERIFY(m_fixtures.isValid());
-        const QString error = UiTest::generateCheckpoints(m_fixtures.path());
-        QVERIFY2(error.isEmpty(), qPrintable(error));
-
-        for (const char* name : {"state_dict.pt", "full_checkpoint.pt", "dtypes.pt"})
-            QVERIFY(QFile::copy(m_fixtures.filePath(QLatin1String(name)), m_folder.filePath(QLatin1String(name))));
-        static const char garbage[] = "\x89garbage\x00\x01\x02 not a checkpoint";
-        QVERIFY(UiTest::writeFile(m_folder.filePath(QStringLiteral("broken.pt")), QByteArray(garbage, sizeof garbage - 1)));
-
         m_window = std::make_unique<MainWindow>(MainWindow::Settings::Ignore);
-        // Every model of the window is checked while the window fills it.
+        CheckpointView* view = m_window->checkpointView();
+        CompareView* compare = m_window->compareView();
         for (QAbstractItemModel* model : std::initializer_list<QAbstractItemModel*>{
-                 m_window->fileModel(), m_window->tensorsPage()->model(), m_window->tensorsPage()->proxy(),
-                 m_window->treePage()->model(), m_window->importsPage()->model()})
+                 m_window->runModel(), m_window->findingsPanel()->model(), m_window->findingsPanel()->proxy(),
+                 view->overviewPage()->filesModel(), view->overviewPage()->fieldsModel(), view->overviewPage()->findingsModel(),
+                 view->tensorsPage()->model(), view->tensorsPage()->proxy(), view->rawPage()->treePage()->model(),
+                 view->rawPage()->importsPage()->model(), compare->comparisonModel(), compare->tensorModel(),
+                 compare->pairFindingsModel()})
             m_testers.push_back(std::make_unique<QAbstractItemModelTester>(model));
         m_window->show();
         QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
@@ -84,111 +125,263 @@ private slots:
         m_testers.clear();
     }
 
-    void folderWithABrokenFile()
-    {
-        auto* progress = m_window->statusBar()->findChild<QProgressBar*>();
-        QVERIFY(progress);
-        QVERIFY(!progress->isVisible());
-        QSignalSpy finished(m_window.get(), &MainWindow::loadsFinished);
-        m_window->openPaths({m_folder.path()});
-        QVERIFY(m_window->isLoading());
-        QVERIFY(progress->isVisible()); // busy while the loads run
-        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 10000);
-        QVERIFY(!m_window->isLoading());
-        QVERIFY(!progress->isVisible());
-
-        FileListModel* files = m_window->fileModel();
-        QCOMPARE(files->rowCount(), 4);
-
-        const int broken = rowOf(QStringLiteral("broken.pt"));
-        QCOMPARE(broken, 0); // sorted by name
-        QCOMPARE(files->stateAt(broken), FileListModel::State::Failed);
-        const QString text = files->index(broken).data().toString();
-        QVERIFY2(text.startsWith(QStringLiteral("broken.pt\n")) && text.size() > 12, qPrintable(text));
-        QCOMPARE(files->index(broken).data(Qt::ForegroundRole).value<QColor>(), warningColor());
-        for (const char* name : {"dtypes.pt", "full_checkpoint.pt", "state_dict.pt"})
-            QCOMPARE(files->stateAt(rowOf(QLatin1String(name))), FileListModel::State::Loaded);
-
-        // The first file that loaded (in list order) is shown.
-        const int dtypes = rowOf(QStringLiteral("dtypes.pt"));
-        QCOMPARE(m_window->fileView()->currentIndex().row(), dtypes);
-        const QJsonObject truth = UiTest::readJson(m_fixtures.filePath(QStringLiteral("dtypes.pt.expected.json")));
-        QCOMPARE(m_window->tensorsPage()->proxy()->rowCount(), truth.value(QStringLiteral("tensors")).toArray().size());
-        QCOMPARE(m_window->treePage()->model()->index(0, 0).data().toString(), QStringLiteral("dtypes.pt"));
-        QVERIFY(m_window->windowTitle().startsWith(QStringLiteral("dtypes.pt")));
-    }
-
-    void pickingFilesShowsThem()
-    {
-        m_window->fileView()->setCurrentIndex(m_window->fileModel()->index(rowOf(QStringLiteral("state_dict.pt"))));
-        TensorsPage* tensors = m_window->tensorsPage();
-        QCOMPARE(tensors->proxy()->rowCount(), 15);
-        QCOMPARE(tensors->proxy()->index(0, TensorTableModel::Key).data().toString(), QStringLiteral("conv.weight"));
-        tensors->filterEdit()->setText(QStringLiteral("bn1d"));
-        QCOMPARE(tensors->proxy()->rowCount(), 5);
-        tensors->filterEdit()->clear();
-        QCOMPARE(tensors->proxy()->rowCount(), 15);
-
-        m_window->fileView()->setCurrentIndex(m_window->fileModel()->index(rowOf(QStringLiteral("full_checkpoint.pt"))));
-        QCOMPARE(tensors->proxy()->rowCount(), 43);
-        QCOMPARE(m_window->importsPage()->model()->rowCount(),
-                 static_cast<int>(m_window->fileModel()->fileAt(rowOf(QStringLiteral("full_checkpoint.pt")))->imports().entries.size()));
-        QVERIFY(m_window->importsPage()->verdictLabel()->text().contains(QStringLiteral("globals")));
-        const QModelIndex root = m_window->treePage()->model()->index(0, 0);
-        QCOMPARE(m_window->treePage()->model()->rowCount(root), 12);
-
-        // The broken file: nothing in the pages, the error above them.
-        m_window->fileView()->setCurrentIndex(m_window->fileModel()->index(rowOf(QStringLiteral("broken.pt"))));
-        QCOMPARE(tensors->proxy()->rowCount(), 0);
-        QCOMPARE(m_window->treePage()->model()->rowCount(), 0);
-        const auto* header = m_window->centralWidget()->findChild<QLabel*>(QStringLiteral("fileHeader"));
-        QVERIFY(header);
-        QVERIFY2(header->text().contains(QStringLiteral("could not be read")), qPrintable(header->text()));
-    }
-
-    void pickingAFileWhileItLoads()
+    void opensEverySampleRun()
     {
         QSignalSpy finished(m_window.get(), &MainWindow::loadsFinished);
-        m_window->openPaths({m_folder.path()});
-        // Results arrive through the event loop, so every row is still loading here.
-        const int stateDict = rowOf(QStringLiteral("state_dict.pt"));
-        QCOMPARE(m_window->fileModel()->stateAt(stateDict), FileListModel::State::Loading);
-        m_window->fileView()->setCurrentIndex(m_window->fileModel()->index(stateDict));
-        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 10000);
-        // The user's pick stays, and shows the file once it has loaded.
-        QCOMPARE(m_window->fileView()->currentIndex().row(), stateDict);
-        QCOMPARE(m_window->tensorsPage()->proxy()->rowCount(), 15);
-        QCOMPARE(m_window->treePage()->model()->index(0, 0).data().toString(), QStringLiteral("state_dict.pt"));
+        // As packaging/setup.sh run does: the 4-rank run first, then the whole folder (ddp4-mlp once).
+        m_window->openPaths({samples("ddp4-mlp"), samples()});
+        QVERIFY(m_window->isBusy());
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() >= 1, 30000);
+        waitIdle();
+        QVERIFY(!m_window->jobStatus()->isVisible());
+
+        RunBrowserModel* runs = m_window->runModel();
+        QCOMPARE(runs->rowCount(), 16);
+        QCOMPARE(runs->index(0, RunBrowserModel::Name).data().toString(), QStringLiteral("ddp4-mlp"));
+        QVERIFY(runNamed(QStringLiteral("broken/data-cursor-wrong"))); // named below the folder opened
+        QVERIFY(!m_window->runBrowser()->errors()->isVisible());
+        // What a resume would load is shown first: ddp4-mlp's latest.
+        QCOMPARE(shownPath(), samples("ddp4-mlp/checkpoint-0000300"));
+        QVERIFY(m_window->windowTitle().startsWith(QStringLiteral("ddp4-mlp")));
+        // Every checkpoint of every run has been read (no "…" left) and the audits have arrived.
+        for (int row = 0; row < runs->rowCount(); ++row) {
+            const QModelIndex run = runs->index(row, 0);
+            for (int c = 0; c < runs->rowCount(run); ++c)
+                QVERIFY(runs->index(c, RunBrowserModel::Findings, run).data().toString() != QStringLiteral("…"));
+        }
+        const RunDataPtr incomplete = runNamed(QStringLiteral("broken/no-complete-marker"));
+        QVERIFY(incomplete);
+        const QModelIndex marks = runs->index(1, RunBrowserModel::Marks, runs->runIndex(incomplete->id));
+        QCOMPARE(marks.data().toString(), QStringLiteral("latest · incomplete"));
+        QCOMPARE(marks.sibling(1, RunBrowserModel::Findings).data(RunBrowserModel::WorstSeverityRole).toInt(), int(ckpt::Severity::Error));
+        const RunDataPtr hf = runNamed(QStringLiteral("hf-trainer"));
+        QVERIFY(hf);
+        QCOMPARE(runs->index(2, RunBrowserModel::Marks, runs->runIndex(hf->id)).data().toString(), QStringLiteral("latest · best"));
     }
 
-    void tabsByName()
+    void everyRunInEveryTab()
     {
-        QCOMPARE(m_window->tabs()->count(), 4);
-        QVERIFY(m_window->selectTab(QStringLiteral("tree")));
-        QCOMPARE(m_window->tabs()->currentWidget(), m_window->treePage());
-        QVERIFY(m_window->selectTab(QStringLiteral("Imports")));
-        QCOMPARE(m_window->tabs()->currentWidget(), m_window->importsPage());
-        QVERIFY(m_window->selectTab(QStringLiteral("warnings")));
-        QVERIFY(m_window->selectTab(QStringLiteral("tensors")));
+        CheckpointView* view = m_window->checkpointView();
+        QCOMPARE(view->tabs()->count(), int(CheckpointView::TabCount));
+        for (const RunDataPtr& run : m_window->runModel()->runs()) {
+            m_window->showCheckpoint(run->id, run->latestIndex());
+            waitIdle();
+            const QString what = run->name;
+            OverviewPage* overview = view->overviewPage();
+            QVERIFY2(overview->summaryLabel()->text().contains(QStringLiteral("step")), qPrintable(what));
+            QVERIFY2(overview->filesModel()->rowCount() > 0, qPrintable(what));
+            QCOMPARE(overview->fieldsModel()->rowCount(), 3);
+            // DCP folders hold .distcp chunks and .metadata, no file the Raw tab opens.
+            QVERIFY2(view->fileChooser()->count() > 0 || what.startsWith(QStringLiteral("dcp")), qPrintable(what));
+            if (view->errors()->count() > 0)
+                QFAIL(qPrintable(what + QStringLiteral(": ") + view->errors()->list()->item(0)->text()));
+            for (const QString& tab : MainWindow::tabNames()) {
+                QVERIFY(m_window->selectTab(tab));
+                QCOMPARE(view->tabs()->currentIndex(), int(MainWindow::tabNames().indexOf(tab)));
+            }
+            // Raw shows the chosen file's object tree (the model file is chosen first); Tensors every tensor.
+            QCOMPARE(view->rawPage()->treePage()->model()->rowCount(), view->fileChooser()->count() > 0 ? 1 : 0);
+            QVERIFY2(view->tensorsPage()->model()->rowCount() > 0, qPrintable(what));
+        }
         QVERIFY(!m_window->selectTab(QStringLiteral("plots")));
-        QCOMPARE(m_window->tabs()->currentWidget(), m_window->tensorsPage());
     }
 
-    void droppedFilesReplaceTheList()
+    void ddp4CheckpointInDetail()
+    {
+        const RunDataPtr run = runNamed(QStringLiteral("ddp4-mlp"));
+        QVERIFY(run);
+        m_window->showCheckpoint(run->id, 1);
+        waitIdle();
+        CheckpointView* view = m_window->checkpointView();
+        QCOMPARE(view->overviewPage()->filesModel()->rowCount(), 8); // COMPLETE, manifest, model, optimizer, 4 RNG files
+        const int model = view->overviewPage()->filesModel()->rowOfPath(samples("ddp4-mlp/checkpoint-0000200/model.pt"));
+        QVERIFY(model >= 0);
+        QCOMPARE(view->overviewPage()->filesModel()->index(model, CheckpointFilesModel::Audit).data().toString(),
+                 QStringLiteral("verified (size, sha256)"));
+        QCOMPARE(view->fileChooser()->count(), 6);
+        QCOMPARE(view->fileChooser()->currentText(), QStringLiteral("model.pt"));
+        QVERIFY(view->tensorsPage()->model()->rowCount() >= 6); // the model's 6, then the optimizer's moments
+        QVERIFY(view->optimizerPage()->momentsModel()->rowCount() > 0);
+        QVERIFY(!view->rngPage()->summaryText().isEmpty());
+        view->fileChooser()->setCurrentIndex(view->fileChooser()->findText(QStringLiteral("optimizer.pt")));
+        QCOMPARE(view->rawPage()->treePage()->model()->index(0, 0).data().toString(), QStringLiteral("optimizer.pt"));
+        QVERIFY(view->rawPage()->importsPage()->model()->rowCount() > 0);
+        // The global step the fields show is the one the browser shows.
+        const QModelIndex progress = view->overviewPage()->fieldsModel()->index(0, 0);
+        QCOMPARE(progress.data().toString(), QStringLiteral("Progress counters (C)"));
+        QStringList counters;
+        for (int r = 0; r < view->overviewPage()->fieldsModel()->rowCount(progress); ++r)
+            counters.append(view->overviewPage()->fieldsModel()->index(r, StateFieldsModel::Value, progress).data().toString());
+        QVERIFY(counters.contains(QStringLiteral("200")));
+    }
+
+    void compareDefaultsAndByPath()
+    {
+        const RunDataPtr run = runNamed(QStringLiteral("ddp4-mlp"));
+        m_window->showCheckpoint(run->id, 2);
+        m_window->setMode(MainWindow::Mode::Compare);
+        CompareView* compare = m_window->compareView();
+        // ddp4-mlp names no best checkpoint: the one before latest against latest.
+        QCOMPARE(compare->chooserA()->currentText(), QStringLiteral("ddp4-mlp / checkpoint-0000200  (step 200)"));
+        QCOMPARE(compare->chooserB()->currentText(), QStringLiteral("ddp4-mlp / checkpoint-0000300  (step 300)"));
+        QCOMPARE(compare->comparisonModel()->rowCount(), 8); // C, D, L, A, O, R, W, E
+        QCOMPARE(compare->tensorModel()->rowCount(), 6);
+        // Only notes (the scaler's skipped updates): nothing wrong between 200 and 300.
+        for (int row = 0; row < compare->pairFindingsModel()->rowCount(); ++row)
+            QCOMPARE(compare->pairFindingsModel()->index(row, FindingsModel::Severity).data().toString(), QStringLiteral("info"));
+        QVERIFY2(compare->summaryLabel()->text().startsWith(QStringLiteral("A: step 200 · B: step 300")), qPrintable(compare->summaryLabel()->text()));
+
+        // hf-trainer names a best: best (60) is also latest, so the one before it.
+        QVERIFY(m_window->compareByPath(samples("broken/scheduler-stepped-twice/checkpoint-0000200"),
+                                        samples("broken/scheduler-stepped-twice/checkpoint-0000300")));
+        QCOMPARE(m_window->mode(), MainWindow::Mode::Compare);
+        FindingsModel* pair = compare->pairFindingsModel();
+        QVERIFY(pair->rowCount() >= 1);
+        QCOMPARE(pair->index(0, FindingsModel::Rule).data().toString(), QStringLiteral("compare.inconsistent"));
+        QVERIFY(pair->index(0, FindingsModel::Message).data().toString().contains(QStringLiteral("advanced 200 positions")));
+        QVERIFY(!m_window->compareByPath(samples("ddp4-mlp/checkpoint-0000300"), samples("no/such/checkpoint")));
+
+        // Any two by selection in the browser.
+        RunBrowser* browser = m_window->runBrowser();
+        const RunDataPtr tiny = runNamed(QStringLiteral("tiny-mlp"));
+        QItemSelectionModel* selection = browser->view()->selectionModel();
+        selection->clearSelection();
+        selection->select(m_window->runModel()->checkpointIndex(tiny->id, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
+        selection->select(m_window->runModel()->checkpointIndex(run->id, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
+        int runA = 0, indexA = 0, runB = 0, indexB = 0;
+        QVERIFY(browser->selectedPair(runA, indexA, runB, indexB));
+        QCOMPARE(runA, run->id); // ddp4-mlp is above tiny-mlp in the browser
+        QCOMPARE(runB, tiny->id);
+        m_window->setMode(MainWindow::Mode::Inspect);
+    }
+
+    void findingsFilterAndJump()
+    {
+        FindingsPanel* panel = m_window->findingsPanel();
+        QVERIFY(panel->model()->rowCount() > 0);
+        panel->severityFilter()->setCurrentIndex(panel->severityFilter()->findData(int(ckpt::Severity::Error)));
+        FindingsProxyModel* proxy = panel->proxy();
+        QVERIFY(proxy->rowCount() > 0);
+        int hashMismatch = -1;
+        for (int row = 0; row < proxy->rowCount(); ++row) {
+            QCOMPARE(proxy->index(row, FindingsModel::Severity).data().toString(), QStringLiteral("error"));
+            if (proxy->index(row, FindingsModel::Rule).data().toString() == QStringLiteral("integrity.hash-mismatch"))
+                hashMismatch = row;
+        }
+        QVERIFY(hashMismatch >= 0);
+        panel->componentFilter()->setCurrentIndex(panel->componentFilter()->findData(int(ckpt::Component::Rng)));
+        for (int row = 0; row < proxy->rowCount(); ++row)
+            QCOMPARE(proxy->index(row, FindingsModel::Component).data().toString(), QStringLiteral("rng"));
+        QVERIFY(proxy->rowCount() >= 1); // missing-rank-rng
+        panel->componentFilter()->setCurrentIndex(0);
+        panel->view()->setCurrentIndex(proxy->index(hashMismatch, FindingsModel::Message));
+        emit panel->view()->activated(proxy->index(hashMismatch, FindingsModel::Message));
+        QCOMPARE(shownPath(), samples("broken/hash-mismatch/checkpoint-0000300"));
+        CheckpointView* view = m_window->checkpointView();
+        QCOMPARE(view->tabs()->currentIndex(), int(CheckpointView::OverviewTab));
+        const QModelIndex current = view->overviewPage()->filesView()->currentIndex();
+        QCOMPARE(current.siblingAtColumn(CheckpointFilesModel::File).data().toString(), QStringLiteral("optimizer.pt"));
+        QCOMPARE(current.siblingAtColumn(CheckpointFilesModel::Audit).data().toString(), QStringLiteral("integrity.hash-mismatch"));
+        panel->severityFilter()->setCurrentIndex(0);
+    }
+
+    void copyAndKeyboard()
+    {
+        CheckpointView* view = m_window->checkpointView();
+        waitIdle();
+        QTableView* files = view->overviewPage()->filesView();
+        files->setFocus();
+        QCOMPARE(copyText(files).section(QLatin1Char('\t'), 0, 0), QStringLiteral("optimizer.pt"));
+        QTest::keyClick(files, Qt::Key_C, Qt::ControlModifier);
+        QVERIFY(QGuiApplication::clipboard()->text().startsWith(QStringLiteral("optimizer.pt\toptimizer")));
+
+        // Down in the run browser moves to the next checkpoint and shows it.
+        const RunDataPtr tiny = runNamed(QStringLiteral("tiny-mlp"));
+        m_window->showCheckpoint(tiny->id, 0);
+        QTreeView* browser = m_window->runBrowser()->view();
+        browser->setFocus();
+        QTest::keyClick(browser, Qt::Key_Down);
+        QCOMPARE(shownPath(), samples("tiny-mlp/checkpoint-0000100"));
+        waitIdle();
+        QCOMPARE(view->overviewPage()->filesModel()->rowCount(), 5);
+        // Header tooltips explain the columns.
+        QVERIFY(!m_window->runModel()->headerData(RunBrowserModel::Marks, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
+    }
+
+    void switchingDropsStaleResults()
+    {
+        const RunDataPtr ddp4 = runNamed(QStringLiteral("ddp4-mlp"));
+        const RunDataPtr tiny = runNamed(QStringLiteral("tiny-mlp"));
+        m_window->showCheckpoint(ddp4->id, 0);
+        m_window->showCheckpoint(tiny->id, 0); // before ddp4's files have been opened
+        waitIdle();
+        CheckpointView* view = m_window->checkpointView();
+        QCOMPARE(view->fileChooser()->count(), 3); // model.pt, optimizer.pt, rng-rank-0.pt
+        for (const auto& file : view->files())
+            QVERIFY(QString::fromStdString(file->path()).startsWith(samples("tiny-mlp/checkpoint-0000050/")));
+    }
+
+    void unreadableFilesLeaveTheRestShown()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString run = dir.filePath(QStringLiteral("damaged-run"));
+        QVERIFY(copyTree(samples("tiny-mlp"), run));
+        const QString rng = run + QStringLiteral("/checkpoint-0000150/rng-rank-0.pt");
+        QVERIFY(QFile::remove(rng));
+        QVERIFY(UiTest::writeFile(rng, QByteArray("\x89garbage\x00\x01 not a checkpoint", 24)));
+
+        QSignalSpy finished(m_window.get(), &MainWindow::loadsFinished);
+        const int errorsBefore = m_window->runBrowser()->errors()->count();
+        m_window->openPaths({run, dir.filePath(QStringLiteral("does-not-exist"))});
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() >= 1, 30000);
+        waitIdle();
+        // The path that does not exist: one line in the browser's error panel.
+        QCOMPARE(m_window->runBrowser()->errors()->count(), errorsBefore + 1);
+        QVERIFY(m_window->runBrowser()->errors()->list()->item(errorsBefore)->text().contains(QStringLiteral("no such file or directory")));
+
+        const RunDataPtr damaged = runNamed(QStringLiteral("damaged-run"));
+        QVERIFY(damaged);
+        m_window->showCheckpoint(damaged->id, 2);
+        waitIdle();
+        CheckpointView* view = m_window->checkpointView();
+        QCOMPARE(view->errors()->count(), 1);
+        QVERIFY(view->errors()->list()->item(0)->text().startsWith(QStringLiteral("rng-rank-0.pt")));
+        QCOMPARE(view->fileChooser()->count(), 2); // model.pt and optimizer.pt still open
+        QVERIFY(view->tensorsPage()->model()->rowCount() >= 4); // model.pt's 4 tensors at least
+        // The audit saw the damage too: the size no longer matches the manifest.
+        const CheckpointFilesModel* files = view->overviewPage()->filesModel();
+        const int row = files->rowOfPath(rng);
+        QVERIFY(row >= 0);
+        QVERIFY(files->index(row, CheckpointFilesModel::Audit).data().toString().contains(QStringLiteral("integrity.")));
+        m_window->closeRun(damaged->id);
+        QVERIFY(!runNamed(QStringLiteral("damaged-run")));
+    }
+
+    void cancelStopsBackgroundWork()
+    {
+        MainWindow window(MainWindow::Settings::Ignore);
+        window.openPaths({samples()});
+        QTRY_VERIFY_WITH_TIMEOUT(window.runModel()->rowCount() > 0, 30000);
+        QVERIFY(window.jobStatus()->isVisibleTo(&window));
+        emit window.jobStatus()->cancelRequested();
+        QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), 10000);
+        QVERIFY(!window.jobStatus()->isVisibleTo(&window));
+    }
+
+    void droppedRunsOpen()
     {
         QMimeData mime;
-        mime.setUrls({QUrl::fromLocalFile(m_folder.filePath(QStringLiteral("state_dict.pt")))});
+        mime.setUrls({QUrl::fromLocalFile(samples("lightning"))});
         const QPoint centre = m_window->rect().center();
         QDragEnterEvent enter(centre, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
         QCoreApplication::sendEvent(m_window.get(), &enter);
         QVERIFY(enter.isAccepted());
-
-        QSignalSpy finished(m_window.get(), &MainWindow::loadsFinished);
+        const int before = m_window->runModel()->rowCount();
         QDropEvent drop(QPointF(centre), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
         QCoreApplication::sendEvent(m_window.get(), &drop);
-        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 10000);
-        QCOMPARE(m_window->fileModel()->rowCount(), 1);
-        QCOMPARE(m_window->tensorsPage()->proxy()->rowCount(), 15);
+        waitIdle();
+        QCOMPARE(m_window->runModel()->rowCount(), before); // already open: not twice
 
         QMimeData text;
         text.setText(QStringLiteral("not a file"));

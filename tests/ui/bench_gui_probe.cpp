@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// The measuring half of tests/bench/bench_gui_run.py (a benchmark, not a test): opens RUN in the
+// real window, offscreen, and prints one JSON line:
+//   listed_ms   openPaths() -> the run's row is in the browser model
+//   shown_ms    openPaths() -> the run browser has painted it (the first paint included)
+//   first_paint_ms  the UI-thread gap that first paint took (part of showing, not a stall)
+//   idle_ms     openPaths() -> every state read and the audit done (background work over)
+//   max_stall_ms  the longest gap between ticks of a 2 ms timer on the UI thread, beyond its
+//                 period, from the run shown to idle: how long the UI could not respond while the
+//                 states were read and the run audited
+//   checkpoints, findings
+// With --idle it opens nothing and probes the event loop for --idle-ms: the stall floor of this
+// machine at this moment, the baseline the stalls are compared with. CKPT_PROBE_VERBOSE=1 prints
+// each new longest stall and when it happened, to find its cause.
+#include "ui/findingspanel.h"
+#include "ui/mainwindow.h"
+#include "ui/models/findingsmodel.h"
+#include "ui/models/runbrowsermodel.h"
+#include "ui/runbrowser.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QTimer>
+#include <QTreeView>
+
+#include <cstdio>
+#include <functional>
+
+int main(int argc, char** argv)
+{
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    const QStringList args = QApplication::arguments();
+    const bool idleOnly = args.contains(QStringLiteral("--idle"));
+    const qsizetype idleAt = args.indexOf(QStringLiteral("--idle-ms"));
+    const qint64 idleMs = idleAt > 0 && idleAt + 1 < args.size() ? args[idleAt + 1].toLongLong() : 2000;
+    if (!idleOnly && args.size() < 2) {
+        std::fprintf(stderr, "usage: bench_gui_probe RUN | --idle [--idle-ms N]\n");
+        return 2;
+    }
+
+    MainWindow window(MainWindow::Settings::Ignore);
+    window.show();
+    QApplication::processEvents();
+
+    QElapsedTimer clock;
+    qint64 listed = -1, painted = -1, shown = -1, idle = -1, lastTick = -1, maxStall = 0, firstPaint = 0;
+    // The first paint of the window with the run in it is the "shown" moment: its cost belongs to
+    // showing (shown_ms, first_paint_ms), the stalls are what the user meets after it.
+    struct PaintWatch : QObject {
+        std::function<void()> onPaint;
+        bool eventFilter(QObject*, QEvent* event) override
+        {
+            if (event->type() == QEvent::Paint && onPaint)
+                onPaint();
+            return false;
+        }
+    } watch;
+    QTimer probe;
+    probe.setTimerType(Qt::PreciseTimer);
+    probe.setInterval(2);
+    QObject::connect(&probe, &QTimer::timeout, &app, [&] {
+        const qint64 now = clock.nsecsElapsed();
+        const qint64 gap = lastTick >= 0 ? now - lastTick - 2'000'000 : 0;
+        lastTick = now;
+        if (painted >= 0 && shown < 0) {
+            shown = now;
+            firstPaint = gap;
+        } else if (shown >= 0 && gap > maxStall) {
+            maxStall = gap;
+            if (qEnvironmentVariableIsSet("CKPT_PROBE_VERBOSE"))
+                std::fprintf(stderr, "stall %.1f ms at %.1f ms\n", gap / 1e6, now / 1e6);
+        }
+        const bool done = idleOnly ? clock.elapsed() >= idleMs : (shown >= 0 && !window.isBusy());
+        if (done) {
+            idle = clock.nsecsElapsed();
+            QCoreApplication::quit();
+        }
+    });
+    if (idleOnly)
+        painted = 0; // nothing to show: every gap counts
+    QObject::connect(window.runModel(), &QAbstractItemModel::rowsInserted, &app, [&](const QModelIndex& parent) {
+        if (parent.isValid() || listed >= 0)
+            return;
+        listed = clock.nsecsElapsed();
+        watch.onPaint = [&] {
+            if (painted < 0)
+                painted = clock.nsecsElapsed();
+        };
+        window.runBrowser()->view()->viewport()->installEventFilter(&watch);
+    });
+
+    clock.start();
+    probe.start();
+    if (!idleOnly)
+        window.openPaths({args[1]});
+    QApplication::exec();
+
+    int checkpoints = 0;
+    for (const RunDataPtr& run : window.runModel()->runs())
+        checkpoints += static_cast<int>(run->checkpoints.size());
+    std::printf("{\"listed_ms\": %.2f, \"shown_ms\": %.2f, \"first_paint_ms\": %.2f, \"idle_ms\": %.2f, \"max_stall_ms\": %.2f, "
+                "\"checkpoints\": %d, \"findings\": %d}\n",
+                listed / 1e6, shown / 1e6, firstPaint / 1e6, idle / 1e6, maxStall / 1e6, checkpoints,
+                window.findingsPanel()->model()->rowCount());
+    return 0;
+}

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+#include "ui/compareview.h"
+
+#include "ui/copyaction.h"
+#include "ui/models/comparisonmodel.h"
+#include "ui/models/findingsmodel.h"
+#include "ui/models/tensordiffmodel.h"
+#include "ui/textformat.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableView>
+#include <QToolButton>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+namespace {
+
+// Chooser items carry (run id, checkpoint index) packed in one qint64.
+qint64 key(int runId, int index)
+{
+    return (static_cast<qint64>(runId) << 32) | static_cast<quint32>(index);
+}
+
+QTableView* makeTable(QAbstractItemModel* model)
+{
+    auto* view = new QTableView;
+    view->setModel(model);
+    view->setAlternatingRowColors(true);
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    view->setWordWrap(false);
+    view->verticalHeader()->hide();
+    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
+    view->horizontalHeader()->setStretchLastSection(true);
+    installCopyAction(view);
+    return view;
+}
+
+} // namespace
+
+CompareView::CompareView(QWidget* parent)
+    : QWidget(parent)
+    , m_chooserA(new QComboBox(this))
+    , m_chooserB(new QComboBox(this))
+    , m_differencesOnly(new QCheckBox(tr("Differences only"), this))
+    , m_summary(new QLabel(this))
+    , m_findings(new FindingsModel(this))
+    , m_comparison(new ComparisonModel(this))
+    , m_tensors(new TensorDiffModel(this))
+{
+    m_chooserA->setToolTip(tr("Checkpoint A: the earlier one, usually"));
+    m_chooserB->setToolTip(tr("Checkpoint B"));
+    m_chooserA->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    m_chooserB->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    connect(m_chooserA, &QComboBox::currentIndexChanged, this, &CompareView::update);
+    connect(m_chooserB, &QComboBox::currentIndexChanged, this, &CompareView::update);
+    auto* swap = new QToolButton(this);
+    swap->setText(tr("Swap"));
+    swap->setToolTip(tr("Exchange A and B"));
+    connect(swap, &QToolButton::clicked, this, [this] {
+        const int a = m_chooserA->currentIndex(), b = m_chooserB->currentIndex();
+        const QSignalBlocker blockA(m_chooserA);
+        m_chooserA->setCurrentIndex(b);
+        m_chooserB->setCurrentIndex(a); // updates once
+    });
+    m_differencesOnly->setToolTip(tr("Hide values that are the same in A and B"));
+    connect(m_differencesOnly, &QCheckBox::toggled, this, [this](bool on) {
+        m_comparison->setDifferencesOnly(on);
+        m_comparisonView->expandAll();
+    });
+    m_summary->setWordWrap(true);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    m_findingsView = makeTable(m_findings);
+    m_findingsView->setMaximumHeight(110);
+    m_findingsView->horizontalHeader()->resizeSection(FindingsModel::Rule, 180);
+    m_findingsView->horizontalHeader()->resizeSection(FindingsModel::Where, 200);
+
+    m_comparisonView = new QTreeView;
+    m_comparisonView->setObjectName(QStringLiteral("comparisonView"));
+    m_comparisonView->setModel(m_comparison);
+    m_comparisonView->setAlternatingRowColors(true);
+    m_comparisonView->setUniformRowHeights(true);
+    m_comparisonView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_comparisonView->setTextElideMode(Qt::ElideMiddle);
+    m_comparisonView->header()->resizeSection(ComparisonModel::Field, 240);
+    m_comparisonView->header()->resizeSection(ComparisonModel::A, 200);
+    m_comparisonView->header()->resizeSection(ComparisonModel::B, 200);
+    installCopyAction(m_comparisonView);
+
+    m_tensorView = makeTable(m_tensors);
+
+    auto* top = new QHBoxLayout;
+    top->addWidget(new QLabel(tr("A:")));
+    top->addWidget(m_chooserA, 1);
+    top->addWidget(swap);
+    top->addWidget(new QLabel(tr("B:")));
+    top->addWidget(m_chooserB, 1);
+    auto* summary = new QHBoxLayout;
+    summary->addWidget(m_summary, 1);
+    summary->addWidget(m_differencesOnly);
+
+    auto* split = new QSplitter(Qt::Vertical);
+    split->addWidget(m_comparisonView);
+    split->addWidget(m_tensorView);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 0);
+    layout->addLayout(top);
+    layout->addLayout(summary);
+    layout->addWidget(m_findingsView);
+    layout->addWidget(split, 1);
+}
+
+void CompareView::setRuns(const std::vector<RunDataPtr>& runs)
+{
+    m_runs = runs;
+    const QVariant keptA = m_chooserA->currentData(), keptB = m_chooserB->currentData();
+    const QSignalBlocker blockA(m_chooserA), blockB(m_chooserB);
+    m_chooserA->clear();
+    m_chooserB->clear();
+    for (const RunDataPtr& run : runs) {
+        for (std::size_t i = 0; i < run->checkpoints.size(); ++i) {
+            const RunCheckpointData& checkpoint = run->checkpoints[i];
+            const auto step = checkpoint.step();
+            QString text = run->name;
+            if (!run->singleCheckpoint)
+                text += QStringLiteral(" / ") + QFileInfo(fromUtf8(checkpoint.info.path)).fileName();
+            if (step)
+                text += tr("  (step %1)").arg(*step);
+            const qint64 data = key(run->id, static_cast<int>(i));
+            m_chooserA->addItem(text, data);
+            m_chooserB->addItem(text, data);
+        }
+    }
+    m_chooserA->setCurrentIndex(qMax(0, m_chooserA->findData(keptA)));
+    m_chooserB->setCurrentIndex(qMax(0, m_chooserB->findData(keptB)));
+    update();
+}
+
+void CompareView::compare(int runA, int indexA, int runB, int indexB)
+{
+    const QSignalBlocker blockA(m_chooserA), blockB(m_chooserB);
+    m_chooserA->setCurrentIndex(m_chooserA->findData(key(runA, indexA)));
+    m_chooserB->setCurrentIndex(m_chooserB->findData(key(runB, indexB)));
+    update();
+}
+
+void CompareView::compareDefault(int runId)
+{
+    for (const RunDataPtr& run : m_runs) {
+        if (run->id != runId)
+            continue;
+        const int latest = run->latestIndex();
+        int a = run->bestIndex();
+        if (a < 0 || a == latest)
+            a = latest > 0 ? latest - 1 : latest;
+        compare(runId, a, runId, latest);
+        return;
+    }
+}
+
+void CompareView::refresh()
+{
+    update();
+}
+
+const RunCheckpointData* CompareView::checkpointAt(const QComboBox* chooser, const RunData** runOut) const
+{
+    const QVariant data = chooser->currentData();
+    if (!data.isValid())
+        return nullptr;
+    const int runId = static_cast<int>(data.toLongLong() >> 32);
+    const int index = static_cast<int>(data.toLongLong() & 0xffffffff);
+    for (const RunDataPtr& run : m_runs) {
+        if (run->id == runId && index < static_cast<int>(run->checkpoints.size())) {
+            if (runOut)
+                *runOut = run.get();
+            return &run->checkpoints[static_cast<std::size_t>(index)];
+        }
+    }
+    return nullptr;
+}
+
+void CompareView::update()
+{
+    const RunData* runA = nullptr;
+    const RunData* runB = nullptr;
+    const RunCheckpointData* a = checkpointAt(m_chooserA, &runA);
+    const RunCheckpointData* b = checkpointAt(m_chooserB, &runB);
+    std::vector<FindingRow> findings;
+    auto addFindings = [&findings](const RunData* run, const RunCheckpointData* checkpoint) {
+        const int index = static_cast<int>(checkpoint - run->checkpoints.data());
+        for (const ckpt::Finding& finding : checkpoint->findings)
+            findings.push_back({run->id, index, QFileInfo(fromUtf8(checkpoint->info.path)).fileName(), finding});
+    };
+    if (a)
+        addFindings(runA, a);
+    if (b && b != a)
+        addFindings(runB, b);
+    if (a && b && a->state && b->state) {
+        StateComparison comparison = compareStates(*a->state, *b->state);
+        // The inconsistencies are the pair's own findings until the rule catalogue provides them.
+        for (const std::string& text : comparison.inconsistencies) {
+            ckpt::Finding finding;
+            finding.rule = "compare.inconsistent";
+            finding.severity = ckpt::Severity::Warning;
+            finding.component = ckpt::Component::Progress;
+            finding.message = text;
+            findings.insert(findings.begin(), {0, -1, tr("A → B"), finding});
+        }
+        m_comparison->setComparison(std::move(comparison));
+        m_tensors->setStates(a->state, b->state);
+        int differ = 0;
+        for (const CompareSection& section : m_comparison->comparison().sections) {
+            for (const CompareRow& row : section.rows)
+                differ += row.status != CompareStatus::Same;
+        }
+        const auto stepA = a->step(), stepB = b->step();
+        m_summary->setText(tr("A: step %1 · B: step %2 · %n value(s) differ", nullptr, differ)
+                               .arg(stepA ? QString::number(*stepA) : QStringLiteral("?"),
+                                    stepB ? QString::number(*stepB) : QStringLiteral("?")));
+    } else {
+        m_comparison->setComparison({});
+        m_tensors->setStates(nullptr, nullptr);
+        m_summary->setText(!a || !b ? tr("Choose two checkpoints.")
+                                    : tr("Reading the training states… (a checkpoint whose state cannot be read cannot be compared)"));
+    }
+    m_findings->setFindings(std::move(findings));
+    m_findingsView->resizeColumnToContents(FindingsModel::Severity);
+    m_findingsView->resizeColumnToContents(FindingsModel::Checkpoint);
+    m_comparisonView->expandAll();
+    m_tensorView->resizeColumnsToContents();
+}

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+#include "ui/findingspanel.h"
+
+#include "ui/copyaction.h"
+#include "ui/models/findingsproxymodel.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+FindingsPanel::FindingsPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_model(new FindingsModel(this))
+    , m_proxy(new FindingsProxyModel(this))
+    , m_severity(new QComboBox(this))
+    , m_component(new QComboBox(this))
+    , m_count(new QLabel(this))
+    , m_view(new QTableView(this))
+{
+    m_proxy->setSourceModel(m_model);
+
+    m_severity->addItem(tr("All severities"), 0);
+    m_severity->addItem(tr("Warnings and errors"), 1);
+    m_severity->addItem(tr("Errors only"), 2);
+    m_severity->setToolTip(tr("Show findings of at least this severity"));
+    connect(m_severity, &QComboBox::currentIndexChanged, this, [this] {
+        m_proxy->setMinimumSeverity(m_severity->currentData().toInt());
+        updateCount();
+    });
+    m_component->addItem(tr("All components"), -1);
+    for (int c = 0; c <= static_cast<int>(ckpt::Component::Security); ++c)
+        m_component->addItem(QLatin1String(ckpt::componentName(static_cast<ckpt::Component>(c))), c);
+    m_component->setToolTip(tr("Show findings about one part of the training state"));
+    connect(m_component, &QComboBox::currentIndexChanged, this, [this] {
+        m_proxy->setComponent(m_component->currentData().toInt());
+        updateCount();
+    });
+
+    m_view->setObjectName(QStringLiteral("findingsView"));
+    m_view->setModel(m_proxy);
+    m_view->setAlternatingRowColors(true);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_view->setWordWrap(false);
+    m_view->setSortingEnabled(true);
+    m_view->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->verticalHeader()->hide();
+    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
+    m_view->horizontalHeader()->resizeSection(FindingsModel::Rule, 200);
+    m_view->horizontalHeader()->resizeSection(FindingsModel::Where, 260);
+    installCopyAction(m_view);
+    connect(m_view, &QTableView::activated, this, [this](const QModelIndex& index) {
+        emit findingActivated(m_model->rowAt(m_proxy->mapToSource(index).row()));
+    });
+    connect(m_view, &QTableView::clicked, this, [this](const QModelIndex& index) {
+        emit findingActivated(m_model->rowAt(m_proxy->mapToSource(index).row()));
+    });
+
+    auto* top = new QHBoxLayout;
+    top->addWidget(m_severity);
+    top->addWidget(m_component);
+    top->addWidget(m_count, 1);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(top);
+    layout->addWidget(m_view, 1);
+    updateCount();
+}
+
+void FindingsPanel::setFindings(std::vector<FindingRow> rows)
+{
+    m_model->setFindings(std::move(rows));
+    m_view->resizeColumnToContents(FindingsModel::Severity);
+    m_view->resizeColumnToContents(FindingsModel::Component);
+    m_view->resizeColumnToContents(FindingsModel::Checkpoint);
+    m_view->setColumnWidth(FindingsModel::Checkpoint, qMin(m_view->columnWidth(FindingsModel::Checkpoint), 320));
+    updateCount();
+}
+
+void FindingsPanel::updateCount()
+{
+    const int shown = m_proxy->rowCount(), total = m_model->rowCount();
+    m_count->setText(shown == total ? tr("%n finding(s)", nullptr, total) : tr("%1 of %2 findings").arg(shown).arg(total));
+}

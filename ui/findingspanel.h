@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// The Findings dock: every finding of what is open, filtered by severity and component;
+// activating one (click, Enter) asks the window to show the checkpoint, tab and row it is about.
+#pragma once
+
+#include "ui/models/findingsmodel.h"
+
+#include <QWidget>
+
+class FindingsProxyModel;
+class QComboBox;
+class QLabel;
+class QTableView;
+
+class FindingsPanel final : public QWidget {
+    Q_OBJECT
+public:
+    explicit FindingsPanel(QWidget* parent = nullptr);
+
+    void setFindings(std::vector<FindingRow> rows);
+
+    FindingsModel* model() const { return m_model; }
+    FindingsProxyModel* proxy() const { return m_proxy; }
+    QTableView* view() const { return m_view; }
+    QComboBox* severityFilter() const { return m_severity; }
+    QComboBox* componentFilter() const { return m_component; }
+
+signals:
+    void findingActivated(const FindingRow& row);
+
+private:
+    void updateCount();
+
+    FindingsModel* m_model;
+    FindingsProxyModel* m_proxy;
+    QComboBox* m_severity;
+    QComboBox* m_component;
+    QLabel* m_count;
+    QTableView* m_view;
+};

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+// What the window knows about the runs that are open, filled in stages by RunLoader: the
+// listing first (so the run browser shows at once), then per checkpoint its training state,
+// then the audit findings. Plain data shared read-only between the models and the pages.
+#pragma once
+
+#include "core/finding.h"
+#include "core/run_history.h"
+#include "core/training_state.h"
+
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+struct RunCheckpointData {
+    ckpt::RunCheckpoint info;
+    std::shared_ptr<const ckpt::TrainingState> state; // null until the scan reaches it
+    QString stateError;                                // why the state could not be read
+    std::vector<ckpt::Finding> findings;               // audit findings and load warnings of this checkpoint
+    std::vector<std::pair<std::string, uint64_t>> fileSizes; // path -> bytes, for the layout's files
+    bool scanned = false;
+
+    /// The step the browser shows: the state's agreed global step once read, else the name's.
+    std::optional<int64_t> step() const;
+    /// -1 without findings, else the worst ckpt::Severity.
+    int worstSeverity() const;
+};
+
+struct RunData {
+    int id = 0;
+    QString path;
+    QString name; // shown in the browser: the folder name (or "broken/hash-mismatch" when nested)
+    bool singleCheckpoint = false;
+    bool looseFiles = false; // not a run: a folder of checkpoint files, each checked alone
+    ckpt::RunHistory history; // checkpoints emptied: they live in `checkpoints`
+    std::shared_ptr<const ckpt::RunHistory> fullHistory; // as read, checkpoints included: what the data pages take
+    std::vector<RunCheckpointData> checkpoints;
+    std::vector<ckpt::Finding> runFindings; // about the run as a whole (the latest pointer...)
+    bool audited = false;
+    QString auditNote; // why there is no audit (a Lightning folder has no manifests)
+
+    /// The scan's result for checkpoint `index`: its read warnings become findings.
+    void applyState(int index, std::shared_ptr<const ckpt::TrainingState> state, const QString& error,
+                    std::vector<std::pair<std::string, uint64_t>> sizes);
+    /// Audit findings go to the checkpoints they name; the others concern the run.
+    void applyAudit(const std::vector<ckpt::Finding>& auditFindings);
+
+    int latestIndex() const;
+    int bestIndex() const; // -1 when the run names no best checkpoint
+    int indexOfPath(const QString& path) const;
+};
+
+using RunDataPtr = std::shared_ptr<RunData>;
+
+/// A load warning or read error as a finding, so the findings dock shows all problems in one list.
+ckpt::Finding loadWarningFinding(const std::string& checkpoint, const std::string& message, ckpt::Severity severity);
+
+Q_DECLARE_METATYPE(RunDataPtr)

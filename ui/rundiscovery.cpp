@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+#include "ui/rundiscovery.h"
+
+#include "core/checkpoint_layout.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kMaxDepth = 3;
+
+bool isCheckpointDirectory(const fs::path& dir)
+{
+    const ckpt::CheckpointLayout layout = ckpt::detectLayout(dir.string());
+    if (layout.layout != ckpt::Layout::Generic)
+        return true;
+    if (!ckpt::stepFromName(dir.filename().string()))
+        return false;
+    for (const ckpt::LayoutFile& file : layout.files) {
+        if (file.role != "other")
+            return true;
+    }
+    return false;
+}
+
+DiscoveredRun singleCheckpoint(const fs::path& path)
+{
+    const ckpt::CheckpointLayout layout = ckpt::detectLayout(path.string());
+    ckpt::RunCheckpoint checkpoint;
+    checkpoint.path = path.string();
+    checkpoint.step = layout.stepFromName;
+    checkpoint.layout = layout.layout;
+    checkpoint.complete = layout.complete;
+    checkpoint.incompleteReason = layout.incompleteReason;
+    checkpoint.latest = true;
+    DiscoveredRun run;
+    run.path = path.string();
+    run.history.path = path.string();
+    run.history.checkpoints.push_back(std::move(checkpoint));
+    run.history.latestFrom = "the only checkpoint";
+    run.singleCheckpoint = true;
+    return run;
+}
+
+// The child of `dir` that `path` lies in; `dir` itself for a checkpoint directly inside it.
+fs::path groupOf(const fs::path& dir, const fs::path& path)
+{
+    const fs::path relative = path.lexically_relative(dir);
+    if (relative.empty() || std::distance(relative.begin(), relative.end()) <= 1)
+        return dir;
+    return dir / *relative.begin();
+}
+
+void discover(const fs::path& dir, int depth, std::vector<DiscoveredRun>& out)
+{
+    ckpt::RunHistory history = ckpt::readRunHistory(dir.string());
+    std::map<fs::path, int> groups;
+    for (const ckpt::RunCheckpoint& checkpoint : history.checkpoints)
+        ++groups[groupOf(dir, checkpoint.path)];
+    // Checkpoints directly here, or all in one subtree: this folder is the run (its metrics too).
+    if (groups.size() <= 1 || groups.contains(dir) || depth >= kMaxDepth) {
+        if (!history.checkpoints.empty())
+            out.push_back({dir.string(), std::move(history), false, false});
+        return;
+    }
+    for (const auto& [group, count] : groups)
+        discover(group, depth + 1, out);
+}
+
+bool hasCheckpointExtension(const fs::path& file)
+{
+    static const char* const extensions[] = {".pt", ".pth", ".bin", ".ckpt", ".safetensors", ".pkl"};
+    const std::string ext = file.extension().string();
+    for (const char* known : extensions) {
+        if (ext == known)
+            return true;
+    }
+    return false;
+}
+
+// A folder of loose checkpoint files with no run structure (exports, downloads): one run of
+// them, in name order, so each still opens.
+DiscoveredRun looseFiles(const fs::path& dir)
+{
+    DiscoveredRun run;
+    run.path = dir.string();
+    run.history.path = dir.string();
+    run.looseFiles = true;
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, fs::directory_options::skip_permission_denied, ec)) {
+        if (entry.is_regular_file(ec) && hasCheckpointExtension(entry.path()))
+            files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& file : files) {
+        ckpt::RunCheckpoint checkpoint;
+        checkpoint.path = file.string();
+        checkpoint.step = ckpt::stepFromName(file.filename().string());
+        checkpoint.layout = file.extension() == ".ckpt" ? ckpt::Layout::Lightning : ckpt::Layout::Generic;
+        run.history.checkpoints.push_back(std::move(checkpoint));
+    }
+    return run;
+}
+
+} // namespace
+
+std::vector<DiscoveredRun> discoverRuns(const std::string& path)
+{
+    std::error_code ec;
+    fs::path p = fs::path(path).lexically_normal();
+    if (!p.has_filename() && p.has_parent_path())
+        p = p.parent_path(); // "run/" -> "run", so checkpoint paths group under it
+    if (!fs::exists(p, ec))
+        throw std::runtime_error(path + ": no such file or directory");
+    if (!fs::is_directory(p, ec))
+        return {singleCheckpoint(p)};
+    if (isCheckpointDirectory(p))
+        return {singleCheckpoint(p)};
+    std::vector<DiscoveredRun> runs;
+    discover(p, 0, runs);
+    if (runs.empty()) {
+        DiscoveredRun loose = looseFiles(p);
+        if (!loose.history.checkpoints.empty())
+            runs.push_back(std::move(loose));
+    }
+    if (runs.empty())
+        throw std::runtime_error(path + ": no checkpoints found (checkpoint-*/ or global_step*/ folders, *.ckpt files, "
+                                        "or files named by step, up to three levels deep)");
+    return runs;
+}

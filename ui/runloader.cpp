@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+#include "ui/runloader.h"
+
+#include "core/rules/check.h"
+#include "ui/rundiscovery.h"
+#include "ui/textformat.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QPointer>
+
+#include <filesystem>
+
+namespace {
+
+struct Discovery {
+    QString path;
+    std::vector<DiscoveredRun> runs;
+    QString error;
+};
+
+Discovery discover(const QString& path)
+{
+    Discovery result{path, {}, {}};
+    try {
+        result.runs = discoverRuns(path.toStdString());
+    } catch (const std::exception& e) {
+        result.error = fromUtf8(e.what());
+    }
+    return result;
+}
+
+QString runName(const QString& path, const QStringList& requested)
+{
+    // Inside a folder of runs, the path below it tells runs apart ("broken/hash-mismatch").
+    if (requested.contains(path))
+        return QFileInfo(path).fileName();
+    for (const QString& root : requested) {
+        if (path.startsWith(root + QLatin1Char('/')))
+            return QDir(root).relativeFilePath(path);
+    }
+    return QFileInfo(path).fileName();
+}
+
+std::vector<std::pair<std::string, uint64_t>> fileSizes(const ckpt::TrainingState& state)
+{
+    std::vector<std::pair<std::string, uint64_t>> sizes;
+    for (const ckpt::LayoutFile& file : state.layout.files) {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(file.path, ec);
+        if (!ec)
+            sizes.emplace_back(file.path, size);
+    }
+    return sizes;
+}
+
+} // namespace
+
+RunLoader::RunLoader(QObject* parent)
+    : QObject(parent)
+{
+    qRegisterMetaType<RunDataPtr>();
+    // Two cores shared with the user's other work: one listing/scan thread and one audit at most.
+    m_pool.setMaxThreadCount(2);
+}
+
+RunLoader::~RunLoader()
+{
+    cancel();
+    m_pool.clear(); // scans not started yet never run
+    m_pool.waitForDone();
+}
+
+void RunLoader::open(const QStringList& paths, const QStringList& skip)
+{
+    QStringList absolute;
+    for (const QString& path : paths)
+        absolute.append(QDir::cleanPath(QFileInfo(path).absoluteFilePath()));
+    ++m_openPending;
+    QPointer<RunLoader> self(this);
+    m_pool.start([self, absolute, skip] {
+        std::vector<Discovery> found;
+        for (const QString& path : absolute)
+            found.push_back(discover(path));
+        QMetaObject::invokeMethod(self.data(), [self, found = std::move(found), absolute, skip]() mutable {
+            if (!self)
+                return;
+            QStringList seen = skip;
+            for (Discovery& discovery : found) {
+                if (!discovery.error.isEmpty())
+                    emit self->openFailed(discovery.path, discovery.error);
+                for (DiscoveredRun& run : discovery.runs) {
+                    const QString runPath = fromUtf8(run.path);
+                    if (seen.contains(runPath))
+                        continue;
+                    seen.append(runPath);
+                    auto data = std::make_shared<RunData>();
+                    data->id = self->m_nextRunId++;
+                    data->path = runPath;
+                    data->name = runName(runPath, absolute);
+                    data->singleCheckpoint = run.singleCheckpoint;
+                    data->looseFiles = run.looseFiles;
+                    data->fullHistory = std::make_shared<const ckpt::RunHistory>(run.history);
+                    for (ckpt::RunCheckpoint& checkpoint : run.history.checkpoints) {
+                        RunCheckpointData entry;
+                        entry.info = std::move(checkpoint);
+                        data->checkpoints.push_back(std::move(entry));
+                    }
+                    run.history.checkpoints.clear();
+                    data->history = std::move(run.history);
+                    for (const std::string& warning : data->history.warnings)
+                        data->runFindings.push_back(loadWarningFinding(run.path, warning, ckpt::Severity::Warning));
+                    emit self->runAvailable(data);
+                    self->startScan(data);
+                }
+            }
+            --self->m_openPending;
+            if (!self->isBusy())
+                emit self->idle();
+        }, Qt::QueuedConnection);
+    });
+}
+
+void RunLoader::startScan(const RunDataPtr& run)
+{
+    auto cancelled = std::make_shared<std::atomic_bool>(false);
+    m_cancelFlags[run->id] = cancelled;
+    const int runId = run->id;
+    std::vector<std::string> paths;
+    for (const RunCheckpointData& checkpoint : run->checkpoints)
+        paths.push_back(checkpoint.info.path);
+    m_unitsLeft[runId] = static_cast<int>(paths.size()) + 1;
+    m_unitsTotal += m_unitsLeft[runId];
+    emit progress(m_unitsDone, m_unitsTotal, tr("Reading %1…").arg(run->name));
+
+    QPointer<RunLoader> self(this);
+    m_pool.start([self, runId, paths, cancelled] {
+        for (std::size_t i = 0; i < paths.size(); ++i) {
+            if (*cancelled)
+                return; // cancel() already counted what is left
+            std::shared_ptr<const ckpt::TrainingState> state;
+            QString error;
+            std::vector<std::pair<std::string, uint64_t>> sizes;
+            try {
+                auto read = std::make_shared<ckpt::TrainingState>(ckpt::readTrainingState(paths[i]));
+                sizes = fileSizes(*read);
+                state = std::move(read);
+            } catch (const std::exception& e) {
+                error = fromUtf8(e.what());
+            }
+            QMetaObject::invokeMethod(self.data(), [self, runId, index = static_cast<int>(i), state, error, sizes, cancelled] {
+                if (!self || *cancelled)
+                    return;
+                emit self->stateAvailable(runId, index, state, error, sizes);
+                self->unitDone(runId);
+            }, Qt::QueuedConnection);
+        }
+    });
+
+    // Loose files have no run to check as one: each file is checked as a checkpoint.
+    const std::vector<std::string> inputs = run->looseFiles ? paths : std::vector<std::string>{run->path.toStdString()};
+    m_pool.start([self, runId, inputs, cancelled] {
+        auto findings = std::make_shared<std::vector<ckpt::Finding>>();
+        QString note;
+        ckpt::CheckOptions options;
+        options.progress = [cancelled](const ckpt::CheckProgress&) { return !*cancelled; };
+        for (const std::string& input : inputs) {
+            try {
+                ckpt::CheckReport report = ckpt::checkPaths({input}, options);
+                findings->insert(findings->end(), report.findings.begin(), report.findings.end());
+            } catch (const std::exception& e) {
+                note = fromUtf8(e.what()); // the states' own errors are findings already
+            }
+        }
+        QMetaObject::invokeMethod(self.data(), [self, runId, findings, note, cancelled] {
+            if (!self || *cancelled)
+                return;
+            emit self->auditAvailable(runId, findings, note);
+            self->unitDone(runId);
+        }, Qt::QueuedConnection);
+    });
+}
+
+void RunLoader::unitDone(int runId)
+{
+    const auto it = m_unitsLeft.find(runId);
+    if (it == m_unitsLeft.end())
+        return;
+    if (--it->second == 0) {
+        m_unitsLeft.erase(it);
+        m_cancelFlags.erase(runId);
+    }
+    ++m_unitsDone;
+    emit progress(m_unitsDone, m_unitsTotal, QString());
+    if (!isBusy()) {
+        m_unitsDone = m_unitsTotal = 0;
+        emit idle();
+    }
+}
+
+void RunLoader::cancel()
+{
+    for (auto& [id, flag] : m_cancelFlags)
+        *flag = true;
+    m_cancelFlags.clear();
+    m_unitsLeft.clear();
+    m_unitsDone = m_unitsTotal = 0;
+    if (m_openPending == 0)
+        emit idle();
+}
+
+void RunLoader::forget(int runId)
+{
+    const auto it = m_cancelFlags.find(runId);
+    if (it == m_cancelFlags.end())
+        return;
+    *it->second = true;
+    m_cancelFlags.erase(it);
+    m_unitsTotal -= m_unitsLeft[runId];
+    m_unitsLeft.erase(runId);
+    if (!isBusy()) {
+        m_unitsDone = m_unitsTotal = 0;
+        emit idle();
+    }
+}
