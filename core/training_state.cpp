@@ -101,6 +101,14 @@ private:
             if (!j.is_object())
                 continue;
             for (const auto& [k, v] : j.items()) {
+                if (k == "data" && v.is_object() && info.role == "manifest") {
+                    // the recovery guide's manifest may describe the data: batches per epoch, sampler seed
+                    for (const auto& [dk, dv] : v.items()) {
+                        if (dv.is_primitive())
+                            field(m_state.data, "data." + dk, dv.is_string() ? dv.get<std::string>() : dv.dump(), {info.path, {k, dk}});
+                    }
+                    continue;
+                }
                 if (!(v.is_primitive()))
                     continue;
                 const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
