@@ -12,6 +12,7 @@
 #include "ui/runbrowser.h"
 #include "ui/runloader.h"
 #include "ui/textformat.h"
+#include "ui/validationpanel.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -108,7 +109,10 @@ void MainWindow::createDocks()
     addDockWidget(Qt::LeftDockWidgetArea, runs);
     resizeDocks({runs}, {480}, Qt::Horizontal);
     connect(m_browser, &RunBrowser::checkpointSelected, this, [this](int runId, int index) {
-        m_checkpointView->setCheckpoint(m_runs->run(runId), index);
+        const RunDataPtr run = m_runs->run(runId);
+        m_checkpointView->setCheckpoint(run, index);
+        if (run && index >= 0 && std::size_t(index) < run->checkpoints.size())
+            m_validation->setCheckpoint(QString::fromStdString(run->checkpoints[std::size_t(index)].info.path));
         updateTitle();
     });
     connect(m_browser, &RunBrowser::compareRequested, this, [this](int runA, int indexA, int runB, int indexB) {
@@ -124,6 +128,16 @@ void MainWindow::createDocks()
     addDockWidget(Qt::BottomDockWidgetArea, findings);
     resizeDocks({findings}, {200}, Qt::Vertical);
     connect(m_findings, &FindingsPanel::findingActivated, this, &MainWindow::jumpTo);
+
+    // Resume validation replays the next update in a separate process (ckpt-validate), so it
+    // sits beside the findings rather than in the checkpoint view: it is an action, not a view.
+    m_validation = new ValidationPanel;
+    auto* validation = new QDockWidget(tr("Resume validation"), this);
+    validation->setObjectName(QStringLiteral("validationDock"));
+    validation->setWidget(m_validation);
+    addDockWidget(Qt::BottomDockWidgetArea, validation);
+    tabifyDockWidget(findings, validation);
+    findings->raise();
 }
 
 void MainWindow::createMenus()

@@ -11,6 +11,7 @@
 class CheckpointView;
 class CompareView;
 class FindingsPanel;
+class ValidationPanel;
 class JobStatus;
 class QAction;
 class QLabel;
@@ -52,6 +53,7 @@ public:
     RunBrowserModel* runModel() const { return m_runs; }
     RunBrowser* runBrowser() const { return m_browser; }
     FindingsPanel* findingsPanel() const { return m_findings; }
+    ValidationPanel* validationPanel() const { return m_validation; }
     CheckpointView* checkpointView() const { return m_checkpointView; }
     CompareView* compareView() const { return m_compareView; }
     JobStatus* jobStatus() const { return m_job; }
@@ -85,6 +87,7 @@ private:
     RunBrowserModel* m_runs;
     RunBrowser* m_browser = nullptr;
     FindingsPanel* m_findings = nullptr;
+    ValidationPanel* m_validation = nullptr;
     QStackedWidget* m_centre = nullptr;
     CheckpointView* m_checkpointView = nullptr;
     CompareView* m_compareView = nullptr;

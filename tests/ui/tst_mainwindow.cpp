@@ -35,9 +35,11 @@
 #include "ui/pages/rngpage.h"
 #include "ui/pages/schedulepage.h"
 #include "ui/treepage.h"
+#include "ui/validationpanel.h"
 
 #include <QAbstractItemModelTester>
 #include <QClipboard>
+#include <QDir>
 #include <QComboBox>
 #include <QLabel>
 #include <QListWidget>
@@ -192,6 +194,10 @@ private slots:
         QVERIFY(run);
         m_window->showCheckpoint(run->id, 1);
         waitIdle();
+        // The resume-validation dock follows the selection: it would replay the update after this one.
+        QCOMPARE(QDir(m_window->validationPanel()->checkpoint()).canonicalPath(),
+                 QDir(samples("ddp4-mlp/checkpoint-0000200")).canonicalPath());
+        QCOMPARE(m_window->validationPanel()->state(), ValidationPanel::State::Idle);
         CheckpointView* view = m_window->checkpointView();
         QCOMPARE(view->overviewPage()->filesModel()->rowCount(), 8); // COMPLETE, manifest, model, optimizer, 4 RNG files
         const int model = view->overviewPage()->filesModel()->rowOfPath(samples("ddp4-mlp/checkpoint-0000200/model.pt"));
