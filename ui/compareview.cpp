@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ui/compareview.h"
 
+#include "core/checkpoint_diff.h"
+
 #include "ui/copyaction.h"
 #include "ui/models/comparisonmodel.h"
 #include "ui/models/findingsmodel.h"
@@ -10,6 +12,8 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFileInfo>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -219,6 +223,7 @@ void CompareView::update()
         }
         m_comparison->setComparison(std::move(comparison));
         m_tensors->setStates(a->state, b->state);
+        startTensorDiff(fromUtf8(a->info.path), fromUtf8(b->info.path));
         int differ = 0;
         for (const CompareSection& section : m_comparison->comparison().sections) {
             for (const CompareRow& row : section.rows)
@@ -231,6 +236,7 @@ void CompareView::update()
     } else {
         m_comparison->setComparison({});
         m_tensors->setStates(nullptr, nullptr);
+        startTensorDiff({}, {});
         m_summary->setText(!a || !b ? tr("Choose two checkpoints.")
                                     : tr("Reading the training states… (a checkpoint whose state cannot be read cannot be compared)"));
     }
@@ -239,4 +245,53 @@ void CompareView::update()
     m_findingsView->resizeColumnToContents(FindingsModel::Checkpoint);
     m_comparisonView->expandAll();
     m_tensorView->resizeColumnsToContents();
+}
+
+CompareView::~CompareView()
+{
+    if (m_diffCancel)
+        *m_diffCancel = true;
+}
+
+// The values are compared off the UI thread (a pass over both checkpoints' bytes); choosing
+// another pair cancels the running comparison and drops its result.
+void CompareView::startTensorDiff(const QString& pathA, const QString& pathB)
+{
+    using DiffPtr = std::shared_ptr<const ckpt::CheckpointDiff>;
+    const QString key = pathA.isEmpty() || pathB.isEmpty() ? QString() : pathA + QLatin1Char('\n') + pathB;
+    if (key == m_diffKey) { // the same pair: setStates() reset the rows, the values still hold
+        if (m_diff)
+            m_tensors->setDiff(*m_diff);
+        return;
+    }
+    if (m_diffCancel)
+        *m_diffCancel = true;
+    m_diffKey = key;
+    m_diff.reset();
+    m_diffCancel.reset();
+    if (key.isEmpty())
+        return;
+    auto cancel = std::make_shared<std::atomic_bool>(false);
+    m_diffCancel = cancel;
+    auto* watcher = new QFutureWatcher<DiffPtr>(this);
+    connect(watcher, &QFutureWatcher<DiffPtr>::finished, this, [this, watcher, key] {
+        watcher->deleteLater();
+        DiffPtr diff = watcher->result();
+        if (key != m_diffKey || !diff || diff->cancelled)
+            return;
+        m_diff = std::move(diff);
+        m_tensors->setDiff(*m_diff);
+        m_tensorView->resizeColumnsToContents();
+        Q_EMIT tensorDiffAvailable();
+    });
+    watcher->setFuture(QtConcurrent::run([a = pathA.toStdString(), b = pathB.toStdString(), cancel]() -> DiffPtr {
+        ckpt::StatsOptions options;
+        options.threads = 1; // the UI's other background jobs keep the remaining cores
+        options.progress = [cancel](const ckpt::StatsProgress&) { return !cancel->load(); };
+        try {
+            return std::make_shared<const ckpt::CheckpointDiff>(ckpt::diffCheckpoints(a, b, options));
+        } catch (const std::exception&) {
+            return nullptr; // an unreadable pair keeps the structural table
+        }
+    }));
 }

@@ -8,6 +8,13 @@
 
 #include <QWidget>
 
+#include <atomic>
+#include <memory>
+
+namespace ckpt {
+struct CheckpointDiff;
+}
+
 class ComparisonModel;
 class FindingsModel;
 class QCheckBox;
@@ -21,6 +28,8 @@ class CompareView final : public QWidget {
     Q_OBJECT
 public:
     explicit CompareView(QWidget* parent = nullptr);
+    /// Cancels a tensor comparison still running (its result is dropped).
+    ~CompareView() override;
 
     /// The checkpoints A and B can be chosen from; keeps the current choice where it still exists.
     void setRuns(const std::vector<RunDataPtr>& runs);
@@ -38,7 +47,14 @@ public:
     QLabel* summaryLabel() const { return m_summary; }
     QTreeView* comparisonView() const { return m_comparisonView; }
 
+    /// The tensor values of the chosen pair, once compared in the background (null before).
+    std::shared_ptr<const ckpt::CheckpointDiff> tensorDiff() const { return m_diff; }
+
+Q_SIGNALS:
+    void tensorDiffAvailable();
+
 private:
+    void startTensorDiff(const QString& pathA, const QString& pathB);
     const RunCheckpointData* checkpointAt(const QComboBox* chooser, const RunData** run = nullptr) const;
     void update();
 
@@ -52,5 +68,8 @@ private:
     ComparisonModel* m_comparison;
     QTreeView* m_comparisonView;
     TensorDiffModel* m_tensors;
+    QString m_diffKey; // the pair whose values are compared or being compared
+    std::shared_ptr<std::atomic_bool> m_diffCancel;
+    std::shared_ptr<const ckpt::CheckpointDiff> m_diff;
     QTableView* m_tensorView;
 };

@@ -231,11 +231,31 @@ private slots:
         QCOMPARE(compare->chooserA()->currentText(), QStringLiteral("ddp4-mlp / checkpoint-0000200  (step 200)"));
         QCOMPARE(compare->chooserB()->currentText(), QStringLiteral("ddp4-mlp / checkpoint-0000300  (step 300)"));
         QCOMPARE(compare->comparisonModel()->rowCount(), 8); // C, D, L, A, O, R, W, E
-        QCOMPARE(compare->tensorModel()->rowCount(), 6);
+        QVERIFY(compare->tensorModel()->rowCount() >= 6); // 6 model keys; with the values, optimizer moments too
         // Only notes (the scaler's skipped updates): nothing wrong between 200 and 300.
         for (int row = 0; row < compare->pairFindingsModel()->rowCount(); ++row)
             QCOMPARE(compare->pairFindingsModel()->index(row, FindingsModel::Severity).data().toString(), QStringLiteral("info"));
         QVERIFY2(compare->summaryLabel()->text().startsWith(QStringLiteral("A: step 200 · B: step 300")), qPrintable(compare->summaryLabel()->text()));
+
+        // The values follow from the background: every weight moved between steps 200 and 300.
+        QSignalSpy diffed(compare, &CompareView::tensorDiffAvailable);
+        QVERIFY(compare->tensorDiff() || diffed.wait(60000));
+        TensorDiffModel* tensors = compare->tensorModel();
+        QVERIFY(tensors->hasValues());
+        QVERIFY2(tensors->rowCount() > 6, "model tensors and optimizer moments");
+        int changedWeights = 0;
+        for (int row = 0; row < tensors->rowCount(); ++row) {
+            const QString name = tensors->index(row, TensorDiffModel::Tensor).data().toString();
+            if (!name.endsWith(QStringLiteral(".weight")) || name.contains(QStringLiteral("exp_avg")))
+                continue;
+            QCOMPARE(tensors->index(row, TensorDiffModel::Status).data().toString(), QStringLiteral("changed"));
+            bool ok = false;
+            QVERIFY(tensors->index(row, TensorDiffModel::MaxAbsDiff).data().toString().toDouble(&ok) > 0 && ok);
+            const double cosine = tensors->index(row, TensorDiffModel::Cosine).data().toString().toDouble(&ok);
+            QVERIFY(ok && cosine > 0 && cosine <= 1.0 + 1e-12);
+            ++changedWeights;
+        }
+        QCOMPARE(changedWeights, 3);
 
         // hf-trainer names a best: best (60) is also latest, so the one before it.
         QVERIFY(m_window->compareByPath(samples("broken/scheduler-stepped-twice/checkpoint-0000200"),

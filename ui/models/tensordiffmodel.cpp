@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/models/tensordiffmodel.h"
 
+#include "core/checkpoint_diff.h"
 #include "core/training_state.h"
 #include "ui/palettecolors.h"
 #include "ui/textformat.h"
@@ -14,6 +15,16 @@ QString describe(const ckpt::ParameterEntry& p)
     return fromUtf8(p.dtype) + QLatin1Char(' ') + formatShape(p.shape);
 }
 
+QString describe(const std::string& dtype, const std::vector<int64_t>& shape)
+{
+    return dtype.empty() ? QString() : fromUtf8(dtype) + QLatin1Char(' ') + formatShape(shape);
+}
+
+QString figure(double value)
+{
+    return QString::number(value, 'g', 6);
+}
+
 } // namespace
 
 TensorDiffModel::TensorDiffModel(QObject* parent)
@@ -25,6 +36,7 @@ void TensorDiffModel::setStates(const std::shared_ptr<const ckpt::TrainingState>
 {
     beginResetModel();
     m_rows.clear();
+    m_hasValues = false;
     std::map<std::string, std::size_t> rowOf;
     auto collect = [&](const std::shared_ptr<const ckpt::TrainingState>& state, bool isA) {
         if (!state || !state->model)
@@ -52,6 +64,27 @@ void TensorDiffModel::setStates(const std::shared_ptr<const ckpt::TrainingState>
     endResetModel();
 }
 
+void TensorDiffModel::setDiff(const ckpt::CheckpointDiff& diff)
+{
+    beginResetModel();
+    m_rows.clear();
+    m_hasValues = true;
+    for (const ckpt::TensorDiff& t : diff.tensors) {
+        Row row;
+        row.name = fromUtf8(t.key);
+        row.status = t.problem.empty() ? QString::fromLatin1(ckpt::diffStatusName(t.status)) : tr("unreadable: %1").arg(fromUtf8(t.problem));
+        row.a = describe(t.dtypeA, t.shapeA);
+        row.b = describe(t.dtypeB, t.shapeB);
+        row.differs = t.status != ckpt::DiffStatus::Equal || !t.problem.empty();
+        row.compared = t.problem.empty() && (t.status == ckpt::DiffStatus::Equal || t.status == ckpt::DiffStatus::Changed);
+        row.maxAbs = t.maxAbsDiff;
+        row.relL2 = t.relL2;
+        row.cosine = t.cosine;
+        m_rows.push_back(std::move(row));
+    }
+    endResetModel();
+}
+
 int TensorDiffModel::rowCount(const QModelIndex& parent) const
 {
     return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
@@ -69,8 +102,9 @@ QVariant TensorDiffModel::data(const QModelIndex& index, int role) const
     const Row& row = m_rows[static_cast<std::size_t>(index.row())];
     if (role == Qt::ForegroundRole && index.column() == Status && row.differs)
         return severityColor(1);
-    if (role == Qt::ToolTipRole && index.column() >= MaxAbsDiff)
-        return tr("Value differences need the tensor diff of the core (issue 4), not merged yet");
+    if (role == Qt::ToolTipRole && index.column() >= MaxAbsDiff && !row.compared)
+        return m_hasValues ? tr("Not compared: the tensor is in one checkpoint only, or its shape or dtype changed")
+                           : tr("Comparing the tensors' values in the background…");
     if (role != Qt::DisplayRole)
         return {};
     switch (static_cast<Column>(index.column())) {
@@ -83,9 +117,11 @@ QVariant TensorDiffModel::data(const QModelIndex& index, int role) const
     case B:
         return row.b.isEmpty() ? QStringLiteral("—") : row.b;
     case MaxAbsDiff:
+        return row.compared ? figure(row.maxAbs) : (m_hasValues ? QStringLiteral("—") : QStringLiteral("…"));
     case RelL2:
+        return row.compared ? figure(row.relL2) : (m_hasValues ? QStringLiteral("—") : QStringLiteral("…"));
     case Cosine:
-        return QStringLiteral("n/a");
+        return row.compared ? figure(row.cosine) : (m_hasValues ? QStringLiteral("—") : QStringLiteral("…"));
     case ColumnCount:
         break;
     }
@@ -119,9 +155,9 @@ QVariant TensorDiffModel::headerData(int section, Qt::Orientation orientation, i
     if (role == Qt::ToolTipRole) {
         switch (static_cast<Column>(section)) {
         case Tensor:
-            return tr("Model parameter or buffer, by state_dict key");
+            return tr("Model parameter or buffer, optimizer moment or other tensor, aligned by name (wrapper prefixes stripped)");
         case Status:
-            return tr("Structure: same shape, shape/dtype changed, or saved in only one checkpoint");
+            return tr("equal (bit for bit), changed, shape_changed, dtype_changed, only_a or only_b");
         case A:
         case B:
             return tr("dtype and shape in that checkpoint");

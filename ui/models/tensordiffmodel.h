@@ -11,6 +11,7 @@
 
 namespace ckpt {
 struct TrainingState;
+struct CheckpointDiff;
 }
 
 class TensorDiffModel final : public QAbstractTableModel {
@@ -20,7 +21,11 @@ public:
 
     explicit TensorDiffModel(QObject* parent = nullptr);
 
+    /// Structure only (dtype and shape per model key), shown while the values are compared.
     void setStates(const std::shared_ptr<const ckpt::TrainingState>& a, const std::shared_ptr<const ckpt::TrainingState>& b);
+    /// Every aligned tensor (model, optimizer moments, others) with the value differences.
+    void setDiff(const ckpt::CheckpointDiff& diff);
+    bool hasValues() const { return m_hasValues; }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -31,6 +36,9 @@ private:
     struct Row {
         QString name, status, a, b;
         bool differs = false;
+        bool compared = false; // the figures below hold (same dtype and shape, bytes read)
+        double maxAbs = 0, relL2 = 0, cosine = 0;
     };
     std::vector<Row> m_rows;
+    bool m_hasValues = false;
 };
