@@ -4,6 +4,7 @@
 // data, then printed and compared with what the sample runs are known to hold (sample_runs/README.md,
 // sample_runs/broken/README.md, `ckpt audit`).
 #include "uitestutil.h"
+#include "core/checkpoint_diff.h"
 
 #include "ui/models/checkpointfilesmodel.h"
 #include "ui/models/comparisonmodel.h"
@@ -294,28 +295,42 @@ private slots:
         QVERIFY(run && lightning);
         model.setStates(run->checkpoints[0].state, run->checkpoints[2].state);
         const QStringList expected{
-            QStringLiteral("0.weight | same shape | float32 [64, 16] | float32 [64, 16] | n/a | n/a | n/a"),
-            QStringLiteral("0.bias | same shape | float32 [64] | float32 [64] | n/a | n/a | n/a"),
-            QStringLiteral("3.weight | same shape | float32 [64, 64] | float32 [64, 64] | n/a | n/a | n/a"),
-            QStringLiteral("3.bias | same shape | float32 [64] | float32 [64] | n/a | n/a | n/a"),
-            QStringLiteral("6.weight | same shape | float32 [1, 64] | float32 [1, 64] | n/a | n/a | n/a"),
-            QStringLiteral("6.bias | same shape | float32 [1] | float32 [1] | n/a | n/a | n/a"),
+            QStringLiteral("0.weight | same shape | float32 [64, 16] | float32 [64, 16] | … | … | …"),
+            QStringLiteral("0.bias | same shape | float32 [64] | float32 [64] | … | … | …"),
+            QStringLiteral("3.weight | same shape | float32 [64, 64] | float32 [64, 64] | … | … | …"),
+            QStringLiteral("3.bias | same shape | float32 [64] | float32 [64] | … | … | …"),
+            QStringLiteral("6.weight | same shape | float32 [1, 64] | float32 [1, 64] | … | … | …"),
+            QStringLiteral("6.bias | same shape | float32 [1] | float32 [1] | … | … | …"),
         };
         QVERIFY(UiTest::compareLines(dump(model), expected));
         model.setStates(lightning->checkpoints[0].state, run->checkpoints[2].state);
         const QStringList mixed{
-            QStringLiteral("model.0.weight | only in A | float32 [16, 8] | — | n/a | n/a | n/a"),
-            QStringLiteral("model.0.bias | only in A | float32 [16] | — | n/a | n/a | n/a"),
-            QStringLiteral("model.2.weight | only in A | float32 [1, 16] | — | n/a | n/a | n/a"),
-            QStringLiteral("model.2.bias | only in A | float32 [1] | — | n/a | n/a | n/a"),
-            QStringLiteral("0.weight | only in B | — | float32 [64, 16] | n/a | n/a | n/a"),
-            QStringLiteral("0.bias | only in B | — | float32 [64] | n/a | n/a | n/a"),
-            QStringLiteral("3.weight | only in B | — | float32 [64, 64] | n/a | n/a | n/a"),
-            QStringLiteral("3.bias | only in B | — | float32 [64] | n/a | n/a | n/a"),
-            QStringLiteral("6.weight | only in B | — | float32 [1, 64] | n/a | n/a | n/a"),
-            QStringLiteral("6.bias | only in B | — | float32 [1] | n/a | n/a | n/a"),
+            QStringLiteral("model.0.weight | only in A | float32 [16, 8] | — | … | … | …"),
+            QStringLiteral("model.0.bias | only in A | float32 [16] | — | … | … | …"),
+            QStringLiteral("model.2.weight | only in A | float32 [1, 16] | — | … | … | …"),
+            QStringLiteral("model.2.bias | only in A | float32 [1] | — | … | … | …"),
+            QStringLiteral("0.weight | only in B | — | float32 [64, 16] | … | … | …"),
+            QStringLiteral("0.bias | only in B | — | float32 [64] | … | … | …"),
+            QStringLiteral("3.weight | only in B | — | float32 [64, 64] | … | … | …"),
+            QStringLiteral("3.bias | only in B | — | float32 [64] | … | … | …"),
+            QStringLiteral("6.weight | only in B | — | float32 [1, 64] | … | … | …"),
+            QStringLiteral("6.bias | only in B | — | float32 [1] | … | … | …"),
         };
         QVERIFY(UiTest::compareLines(dump(model), mixed));
+
+        // With the core's diff: every tensor aligned (model and optimizer), the figures shown as computed.
+        const ckpt::CheckpointDiff diff = ckpt::diffCheckpoints(run->checkpoints[0].info.path, run->checkpoints[2].info.path);
+        model.setDiff(diff);
+        QVERIFY(model.hasValues());
+        QCOMPARE(model.rowCount(), int(diff.tensors.size()));
+        QVERIFY(diff.tensors.size() > 6);
+        for (int row = 0; row < model.rowCount(); ++row) {
+            const ckpt::TensorDiff& t = diff.tensors[std::size_t(row)];
+            QCOMPARE(model.index(row, TensorDiffModel::Tensor).data().toString(), QString::fromStdString(t.key));
+            QCOMPARE(model.index(row, TensorDiffModel::Status).data().toString(), QString::fromLatin1(ckpt::diffStatusName(t.status)));
+            if (t.status == ckpt::DiffStatus::Changed)
+                QCOMPARE(model.index(row, TensorDiffModel::RelL2).data().toString(), QString::number(t.relL2, 'g', 6));
+        }
     }
 
     void cancelStopsTheScans()
