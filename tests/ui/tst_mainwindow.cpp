@@ -23,8 +23,6 @@
 #include "ui/models/runbrowsermodel.h"
 #include "ui/models/statefieldsmodel.h"
 #include "ui/models/tensordiffmodel.h"
-#include "ui/models/tensorproxymodel.h"
-#include "ui/models/tensortablemodel.h"
 #include "ui/overviewpage.h"
 #include "ui/rawpage.h"
 #include "ui/runbrowser.h"
