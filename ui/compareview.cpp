@@ -4,6 +4,7 @@
 #include "core/checkpoint_diff.h"
 
 #include "ui/copyaction.h"
+#include "ui/tableview.h"
 #include "ui/models/comparisonmodel.h"
 #include "ui/models/findingsmodel.h"
 #include "ui/models/tensordiffmodel.h"
@@ -29,21 +30,6 @@ namespace {
 qint64 key(int runId, int index)
 {
     return (static_cast<qint64>(runId) << 32) | static_cast<quint32>(index);
-}
-
-QTableView* makeTable(QAbstractItemModel* model)
-{
-    auto* view = new QTableView;
-    view->setModel(model);
-    view->setAlternatingRowColors(true);
-    view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    view->setWordWrap(false);
-    view->verticalHeader()->hide();
-    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
-    view->horizontalHeader()->setStretchLastSection(true);
-    installCopyAction(view);
-    return view;
 }
 
 } // namespace
@@ -81,7 +67,7 @@ CompareView::CompareView(QWidget* parent)
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
-    m_findingsView = makeTable(m_findings);
+    m_findingsView = makeReadOnlyTable(m_findings);
     m_findingsView->setMaximumHeight(110);
     m_findingsView->horizontalHeader()->resizeSection(FindingsModel::Rule, 180);
     m_findingsView->horizontalHeader()->resizeSection(FindingsModel::Where, 200);
@@ -98,7 +84,7 @@ CompareView::CompareView(QWidget* parent)
     m_comparisonView->header()->resizeSection(ComparisonModel::B, 200);
     installCopyAction(m_comparisonView);
 
-    m_tensorView = makeTable(m_tensors);
+    m_tensorView = makeReadOnlyTable(m_tensors);
 
     auto* top = new QHBoxLayout;
     top->addWidget(new QLabel(tr("A:")));

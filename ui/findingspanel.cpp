@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ui/findingspanel.h"
 
-#include "ui/copyaction.h"
+#include "ui/tableview.h"
+
 #include "ui/models/findingsproxymodel.h"
 
 #include <QComboBox>
@@ -41,18 +42,11 @@ FindingsPanel::FindingsPanel(QWidget* parent)
 
     m_view->setObjectName(QStringLiteral("findingsView"));
     m_view->setModel(m_proxy);
-    m_view->setAlternatingRowColors(true);
-    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_view->setWordWrap(false);
+    setUpReadOnlyTable(m_view);
     m_view->setSortingEnabled(true);
     m_view->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
-    m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->verticalHeader()->hide();
-    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
     m_view->horizontalHeader()->resizeSection(FindingsModel::Rule, 200);
     m_view->horizontalHeader()->resizeSection(FindingsModel::Where, 260);
-    installCopyAction(m_view);
     connect(m_view, &QTableView::activated, this, [this](const QModelIndex& index) {
         emit findingActivated(m_model->rowAt(m_proxy->mapToSource(index).row()));
     });

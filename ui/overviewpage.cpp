@@ -2,6 +2,7 @@
 #include "ui/overviewpage.h"
 
 #include "ui/copyaction.h"
+#include "ui/tableview.h"
 #include "ui/models/checkpointfilesmodel.h"
 #include "ui/models/findingsmodel.h"
 #include "ui/models/statefieldsmodel.h"
@@ -17,21 +18,6 @@
 #include <QVBoxLayout>
 
 namespace {
-
-QTableView* makeTable(QAbstractItemModel* model, QWidget* parent)
-{
-    auto* view = new QTableView(parent);
-    view->setModel(model);
-    view->setAlternatingRowColors(true);
-    view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    view->setWordWrap(false);
-    view->verticalHeader()->hide();
-    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
-    view->horizontalHeader()->setStretchLastSection(true);
-    installCopyAction(view);
-    return view;
-}
 
 QWidget* titled(const QString& title, QWidget* content)
 {
@@ -82,7 +68,7 @@ OverviewPage::OverviewPage(QWidget* parent)
     auto* filesProxy = new QSortFilterProxyModel(this);
     filesProxy->setSourceModel(m_files);
     filesProxy->setSortRole(CheckpointFilesModel::SortRole);
-    m_filesView = makeTable(filesProxy, this);
+    m_filesView = makeReadOnlyTable(filesProxy, this);
     m_filesView->setSortingEnabled(true);
     m_filesView->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder); // layout order until clicked
 
@@ -96,7 +82,7 @@ OverviewPage::OverviewPage(QWidget* parent)
     installCopyAction(m_fieldsView);
     connect(m_fields, &QAbstractItemModel::modelReset, m_fieldsView, &QTreeView::expandAll);
 
-    m_findingsView = makeTable(m_findings, this);
+    m_findingsView = makeReadOnlyTable(m_findings, this);
     m_findingsView->horizontalHeader()->resizeSection(FindingsModel::Rule, 180);
     m_findingsView->horizontalHeader()->resizeSection(FindingsModel::Where, 200);
 
