@@ -9,15 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-json numberOrString(double v)
-{
-    if (std::isnan(v))
-        return "nan";
-    if (std::isinf(v))
-        return v > 0 ? "inf" : "-inf";
-    return v;
-}
-
 std::string hexOf(const std::string& bytes, std::size_t max)
 {
     static const char* digits = "0123456789abcdef";
@@ -51,7 +42,7 @@ json tensorFields(const CheckpointFile& file, const TensorInfo& t)
     if (t.layout == TensorLayout::Quantized) {
         j["qscheme"] = t.quantizer.scheme;
         if (t.quantizer.scheme.starts_with("per_tensor")) {
-            j["scale"] = numberOrString(t.quantizer.scale);
+            j["scale"] = jsonNumber(t.quantizer.scale);
             j["zero_point"] = t.quantizer.zeroPoint;
         } else {
             j["axis"] = t.quantizer.axis;
@@ -85,8 +76,8 @@ public:
         case Kind::Bool: j["value"] = n.flag; break;
         case Kind::Int: j["value"] = n.i; break;
         case Kind::BigInt: j["value"] = n.text; break;
-        case Kind::Float: j["value"] = numberOrString(n.f); break;
-        case Kind::Complex: j["value"] = json::array({numberOrString(n.f), numberOrString(n.f2)}); break;
+        case Kind::Float: j["value"] = jsonNumber(n.f); break;
+        case Kind::Complex: j["value"] = json::array({jsonNumber(n.f), jsonNumber(n.f2)}); break;
         case Kind::String: j["value"] = n.text; break;
         case Kind::Bytes:
         case Kind::ByteArray:
@@ -266,6 +257,15 @@ json importsReportToJson(const std::string& path, const ImportsReport& report)
     j["globals"] = std::move(globals);
     j["notes"] = report.notes;
     return j;
+}
+
+nlohmann::json jsonNumber(double v)
+{
+    if (std::isnan(v))
+        return "nan";
+    if (std::isinf(v))
+        return v > 0 ? "inf" : "-inf";
+    return v;
 }
 
 std::string dumpJson(const nlohmann::json& json, int indent)

@@ -25,6 +25,9 @@ nlohmann::json treeReportToJson(const CheckpointFile& file);
 nlohmann::json importsReportToJson(const std::string& path, const ImportsReport& report);
 
 /// Dumps with invalid UTF-8 replaced, so a hostile string never aborts the output.
+/// A double as a JSON number; NaN and infinities as the strings "nan", "inf", "-inf".
+nlohmann::json jsonNumber(double v);
+
 std::string dumpJson(const nlohmann::json& json, int indent = -1);
 
 } // namespace ckpt

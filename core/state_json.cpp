@@ -12,22 +12,13 @@ using nlohmann::json;
 
 json provenance(const Provenance& p) { return {{"file", p.file}, {"key", keyPathToJson(p.key)}}; }
 
-json number(double v)
-{
-    if (std::isnan(v))
-        return "nan";
-    if (std::isinf(v))
-        return v > 0 ? "inf" : "-inf";
-    return v;
-}
-
 template<typename T>
 json optional(const std::optional<T>& v)
 {
     if (!v)
         return nullptr;
     if constexpr (std::is_floating_point_v<T>)
-        return number(*v);
+        return jsonNumber(*v);
     else
         return *v;
 }
@@ -48,7 +39,7 @@ json fieldValue(const std::string& text)
             return i;
         const double d = std::stod(text, &used);
         if (used == text.size())
-            return number(d);
+            return jsonNumber(d);
     } catch (const std::exception&) {
     }
     return text;
@@ -195,7 +186,7 @@ nlohmann::json runHistoryToJson(const RunHistory& h)
     for (const auto& [name, points] : h.series) {
         json arr = json::array();
         for (const auto& [step, value] : points)
-            arr.push_back(json::array({step, number(value)}));
+            arr.push_back(json::array({step, jsonNumber(value)}));
         series[name] = std::move(arr);
     }
     return {{"path", h.path}, {"checkpoints", checkpoints}, {"series", series},

@@ -10,20 +10,11 @@ namespace {
 
 using nlohmann::json;
 
-json number(double v)
-{
-    if (std::isnan(v))
-        return "nan";
-    if (std::isinf(v))
-        return v > 0 ? "inf" : "-inf";
-    return v;
-}
-
 json histogramToJson(const Histogram& h)
 {
     if (h.counts.empty())
         return nullptr;
-    return {{"lo", number(h.lo)}, {"hi", number(h.hi)}, {"counts", h.counts}};
+    return {{"lo", jsonNumber(h.lo)}, {"hi", jsonNumber(h.hi)}, {"counts", h.counts}};
 }
 
 json shardInfoToJson(const ShardInfo& s, bool withStats)
@@ -44,12 +35,12 @@ json tensorStatsToJson(const TensorStats& s)
         return {{"problem", s.problem}, {"numel", s.numel}};
     json j = {
         {"numel", s.numel},
-        {"min", number(s.min)},
-        {"max", number(s.max)},
-        {"mean", number(s.mean)},
-        {"std", number(s.std)},
-        {"l2", number(s.l2)},
-        {"absmax", number(s.absmax)},
+        {"min", jsonNumber(s.min)},
+        {"max", jsonNumber(s.max)},
+        {"mean", jsonNumber(s.mean)},
+        {"std", jsonNumber(s.std)},
+        {"l2", jsonNumber(s.l2)},
+        {"absmax", jsonNumber(s.absmax)},
         {"nan", s.nan},
         {"posinf", s.posinf},
         {"neginf", s.neginf},
@@ -100,15 +91,15 @@ json tensorDiffToJson(const TensorDiff& d)
         {"status", diffStatusName(d.status)},
     };
     const bool compared = d.status == DiffStatus::Equal || d.status == DiffStatus::Changed;
-    j["max_abs_diff"] = compared ? number(d.maxAbsDiff) : json(nullptr);
-    j["rel_l2"] = compared ? number(d.relL2) : json(nullptr);
-    j["cosine"] = compared ? number(d.cosine) : json(nullptr);
+    j["max_abs_diff"] = compared ? jsonNumber(d.maxAbsDiff) : json(nullptr);
+    j["rel_l2"] = compared ? jsonNumber(d.relL2) : json(nullptr);
+    j["cosine"] = compared ? jsonNumber(d.cosine) : json(nullptr);
     j["n_diff"] = compared ? json(d.nDiff) : json(nullptr);
     if (compared) {
         j["numel"] = d.numel;
         j["first_diff"] = d.firstDiff < 0 ? json(nullptr) : json(d.firstDiff);
-        j["norm_a"] = number(d.normA);
-        j["norm_b"] = number(d.normB);
+        j["norm_a"] = jsonNumber(d.normA);
+        j["norm_b"] = jsonNumber(d.normB);
         if (d.nonFinitePairs)
             j["non_finite_pairs"] = d.nonFinitePairs;
     }
