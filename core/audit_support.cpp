@@ -5,7 +5,6 @@
 #include "core/read_only_file.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <unistd.h>
@@ -41,38 +40,12 @@ std::string listNames(const std::vector<std::string>& names, std::size_t max)
 /// Reads a small regular file; on failure returns nullopt and sets `error` to a reason.
 std::optional<std::string> readSmallFile(const std::string& path, std::size_t limit, std::string& error)
 {
-    uint64_t size = 0;
-    std::optional<FileDescriptor> opened;
     try {
-        opened.emplace(openRegularFileReadOnly(path, &size));
+        return readBoundedFile(path, limit);
     } catch (const FormatError& e) {
         error = e.what();
         return std::nullopt;
     }
-    const int fd = opened->get();
-    if (size > limit) {
-        error = "is " + std::to_string(size) + " bytes, more than the " + std::to_string(limit) + " read";
-        return std::nullopt;
-    }
-    std::string out;
-    char buf[65536];
-    for (;;) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            error = std::string("read error: ") + std::strerror(errno);
-            return std::nullopt;
-        }
-        if (n == 0)
-            break;
-        out.append(buf, static_cast<std::size_t>(n));
-        if (out.size() > limit) {
-            error = "is larger than the " + std::to_string(limit) + " bytes read";
-            return std::nullopt;
-        }
-    }
-    return out;
 }
 
 /// "[json.exception.parse_error.101] parse error at line 1, ..." -> "parse error at line 1, ..."

@@ -52,4 +52,29 @@ FileDescriptor openRegularFileReadOnly(const std::string& path, uint64_t* size)
     return guard;
 }
 
+std::string readBoundedFile(const std::string& path, std::size_t limit)
+{
+    uint64_t size = 0;
+    const FileDescriptor fd = openRegularFileReadOnly(path, &size);
+    if (size > limit)
+        throw FormatError("is " + std::to_string(size) + " bytes, more than the " + std::to_string(limit) + " read");
+    std::string out;
+    out.reserve(static_cast<std::size_t>(size));
+    char buf[65536];
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            throw FormatError(std::string("read error: ") + std::strerror(errno));
+        }
+        if (n == 0)
+            break;
+        out.append(buf, static_cast<std::size_t>(n));
+        if (out.size() > limit) // the file grew while we read it
+            throw FormatError("is larger than the " + std::to_string(limit) + " bytes read");
+    }
+    return out;
+}
+
 } // namespace ckpt

@@ -2,12 +2,13 @@
 #include "core/run_history.h"
 
 #include "core/checkpoint_file.h"
+#include "core/errors.h"
+#include "core/read_only_file.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -34,12 +35,12 @@ bool isCheckpointDir(const fs::path& dir, const CheckpointLayout& layout)
     return std::any_of(layout.files.begin(), layout.files.end(), [](const LayoutFile& f) { return f.role != "other"; });
 }
 
+// A pointer file holds a name, not data.
+constexpr std::size_t kPointerLimit = 4096;
+
 std::string readText(const fs::path& p)
 {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string s = ss.str();
+    std::string s = readBoundedFile(p.string(), kPointerLimit);
     while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' '))
         s.pop_back();
     return s;
@@ -54,7 +55,7 @@ void addPoint(RunHistory& h, const std::string& metric, int64_t step, const nloh
 // metrics.jsonl: one JSON object per line with a "step" and numbers.
 void readMetricsJsonl(RunHistory& h, const fs::path& p)
 {
-    std::ifstream in(p);
+    std::istringstream in(readBoundedFile(p.string(), kMetricsLogLimit));
     std::string line;
     int lineNo = 0;
     while (std::getline(in, line)) {
@@ -79,7 +80,7 @@ void readMetricsJsonl(RunHistory& h, const fs::path& p)
 // Lightning's CSVLogger: a header row with "step" and metric columns.
 void readMetricsCsv(RunHistory& h, const fs::path& p)
 {
-    std::ifstream in(p);
+    std::istringstream in(readBoundedFile(p.string(), kMetricsLogLimit));
     std::string header;
     if (!std::getline(in, header))
         return;
@@ -105,6 +106,18 @@ void readMetricsCsv(RunHistory& h, const fs::path& p)
             }
         } catch (const std::exception&) {
         }
+    }
+}
+
+void readMetrics(RunHistory& h, const fs::path& p)
+{
+    try {
+        if (p.extension() == ".jsonl")
+            readMetricsJsonl(h, p);
+        else
+            readMetricsCsv(h, p);
+    } catch (const FormatError& e) {
+        h.warnings.push_back(p.string() + ": " + e.what() + "; its metrics are not shown");
     }
 }
 
@@ -137,10 +150,8 @@ void collect(RunHistory& h, const fs::path& dir, int depth)
         } else if (e.is_regular_file(ec)) {
             if (isCheckpointFileName(name))
                 h.checkpoints.push_back({e.path().string(), stepFromName(name), name.ends_with(".ckpt") ? Layout::Lightning : Layout::Generic});
-            else if (name == "metrics.jsonl")
-                readMetricsJsonl(h, e.path());
-            else if (name == "metrics.csv")
-                readMetricsCsv(h, e.path());
+            else if (name == "metrics.jsonl" || name == "metrics.csv")
+                readMetrics(h, e.path());
         }
     }
 }
@@ -154,8 +165,7 @@ std::optional<int64_t> stepFromContent(const RunCheckpoint& c)
         const fs::path j = p / sidecar;
         if (fs::is_regular_file(j)) {
             try {
-                std::ifstream in(j);
-                const auto doc = nlohmann::json::parse(in);
+                const auto doc = nlohmann::json::parse(readBoundedFile(j.string(), kSidecarJsonLimit));
                 if (doc.contains("global_step") && doc["global_step"].is_number_integer())
                     return doc["global_step"].get<int64_t>();
             } catch (const std::exception&) {
@@ -177,24 +187,39 @@ std::optional<int64_t> stepFromContent(const RunCheckpoint& c)
     return std::nullopt;
 }
 
+// DeepSpeed's `latest` file names the checkpoint to resume from. Returns false when there is no
+// readable, non-empty pointer, so the caller falls back to the newest complete checkpoint.
+bool markFromPointer(RunHistory& h, const fs::path& pointer)
+{
+    if (!fs::is_regular_file(pointer))
+        return false;
+    std::string target;
+    try {
+        target = readText(pointer);
+    } catch (const FormatError& e) {
+        h.warnings.push_back(pointer.string() + ": " + e.what() + "; the newest complete checkpoint is taken as latest");
+        return false;
+    }
+    if (target.empty())
+        return false;
+    const auto it = std::find_if(h.checkpoints.begin(), h.checkpoints.end(), [&](const RunCheckpoint& c) {
+        return fs::path(c.path).filename() == target || fs::path(c.path).filename() == fs::path(target).filename();
+    });
+    h.latestFrom = "latest file";
+    if (it == h.checkpoints.end()) {
+        h.warnings.push_back("the latest pointer names '" + target + "', which is not a checkpoint of this run");
+        return true;
+    }
+    it->latest = true;
+    if (!it->complete)
+        h.warnings.push_back("the latest pointer names " + it->path + ", which is incomplete: " + it->incompleteReason);
+    return true;
+}
+
 void markLatest(RunHistory& h, const fs::path& dir)
 {
-    const fs::path pointer = dir / "latest";
-    if (fs::is_regular_file(pointer)) {
-        const std::string target = readText(pointer);
-        const auto it = std::find_if(h.checkpoints.begin(), h.checkpoints.end(), [&](const RunCheckpoint& c) {
-            return fs::path(c.path).filename() == target || fs::path(c.path).filename() == fs::path(target).filename();
-        });
-        h.latestFrom = "latest file";
-        if (it == h.checkpoints.end()) {
-            h.warnings.push_back("the latest pointer names '" + target + "', which is not a checkpoint of this run");
-            return;
-        }
-        it->latest = true;
-        if (!it->complete)
-            h.warnings.push_back("the latest pointer names " + it->path + ", which is incomplete: " + it->incompleteReason);
+    if (markFromPointer(h, dir / "latest"))
         return;
-    }
     for (auto it = h.checkpoints.rbegin(); it != h.checkpoints.rend(); ++it) {
         if (it->complete) {
             it->latest = true;
@@ -247,8 +272,7 @@ void markBest(RunHistory& h)
         if (!fs::is_regular_file(state))
             continue;
         try {
-            std::ifstream in(state);
-            const auto doc = nlohmann::json::parse(in);
+            const auto doc = nlohmann::json::parse(readBoundedFile(state.string(), kSidecarJsonLimit));
             if (doc.contains("best_model_checkpoint") && doc["best_model_checkpoint"].is_string()) {
                 const std::string best = fs::path(doc["best_model_checkpoint"].get<std::string>()).filename().string();
                 for (auto& c : h.checkpoints) {

@@ -2,6 +2,8 @@
 #include "core/training_state.h"
 
 #include "core/dcp_checkpoint.h"
+#include "core/errors.h"
+#include "core/read_only_file.h"
 #include "core/state_structure.h"
 #include "core/state_values.h"
 #include "core/zero_optimizer.h"
@@ -12,7 +14,6 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 namespace fs = std::filesystem;
@@ -92,8 +93,10 @@ private:
                 continue;
             nlohmann::json j;
             try {
-                std::ifstream in(info.path);
-                j = nlohmann::json::parse(in);
+                j = nlohmann::json::parse(readBoundedFile(info.path, kSidecarJsonLimit));
+            } catch (const FormatError& e) {
+                m_state.warnings.push_back(info.path + ": " + e.what() + "; not read");
+                continue;
             } catch (const std::exception& e) {
                 m_state.warnings.push_back(info.path + ": not valid JSON (" + e.what() + ")");
                 continue;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "core/rules/data_cursor.h"
 
+#include "core/read_only_file.h"
 #include "core/rules/rule_support.h"
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 
 namespace ckpt::rules {
 
@@ -26,8 +26,7 @@ void batchesFromManifest(const TrainingState& s, DataCursor& d)
         if (f.role != "manifest")
             continue;
         try {
-            std::ifstream in(f.path);
-            const auto doc = nlohmann::json::parse(in);
+            const auto doc = nlohmann::json::parse(readBoundedFile(f.path, kSidecarJsonLimit));
             for (const char* section : {"data", "dataset"}) {
                 const auto it = doc.find(section);
                 if (it == doc.end() || !it->is_object())

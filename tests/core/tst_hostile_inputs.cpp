@@ -5,11 +5,14 @@
 // flips of real checkpoints must open or fail cleanly with a message naming the file.
 #include "test_support.h"
 
+#include "core/run_history.h"
 #include "core/training_state.h"
 
 #include <QTest>
 
 #include <filesystem>
+#include <fstream>
+#include <sys/stat.h>
 
 using namespace ckpt;
 using namespace testsupport;
@@ -149,6 +152,46 @@ private slots:
             }
             std::filesystem::remove(tmp);
         }
+    }
+
+    // Sidecars a run folder may hold in any shape: a metrics log past the limit (sparse, so the
+    // test costs no disk), a `latest` pointer that is a FIFO nobody writes to, and a manifest too
+    // large to be metadata. The run and its checkpoints still open, with warnings naming the
+    // files; nothing blocks or reads the whole file.
+    void hostileSidecars()
+    {
+        namespace fs = std::filesystem;
+        const std::string run = std::string(CKPT_TESTDATA_DIR) + "/hostile-sidecars";
+        fs::remove_all(run);
+        fs::create_directories(run);
+        const std::string source = std::string(CKPT_SOURCE_DIR) + "/sample_runs/tiny-mlp";
+        for (const char* step : {"checkpoint-0000050", "checkpoint-0000100"})
+            fs::copy(source + "/" + step, run + "/" + step, fs::copy_options::recursive);
+        { std::ofstream create(run + "/metrics.jsonl"); }
+        fs::resize_file(fs::path(run) / "metrics.jsonl", (std::uintmax_t{600} << 20));
+        QCOMPARE(::mkfifo((run + "/latest").c_str(), 0600), 0);
+        const std::string manifest = run + "/checkpoint-0000100/manifest.json";
+        fs::resize_file(manifest, (std::uintmax_t{65} << 20));
+
+        const RunHistory h = readRunHistory(run);
+        QCOMPARE(h.checkpoints.size(), std::size_t(2));
+        QVERIFY(h.checkpoints[1].latest || h.checkpoints[0].latest);
+        QVERIFY(h.series.empty());
+        const std::string warnings = [&] {
+            std::string all;
+            for (const auto& w : h.warnings)
+                all += w + "\n";
+            return all;
+        }();
+        QVERIFY2(warnings.find("metrics.jsonl: is 629145600 bytes") != std::string::npos, warnings.c_str());
+
+        const TrainingState s = readTrainingState(run + "/checkpoint-0000100");
+        QVERIFY(s.model.has_value());
+        bool manifestWarned = false;
+        for (const auto& w : s.warnings)
+            manifestWarned |= w.find("manifest.json") != std::string::npos && w.find("more than") != std::string::npos;
+        QVERIFY(manifestWarned);
+        fs::remove_all(run);
     }
 
     // Ranks in file names beyond an int (found reviewing the fuzz targets: std::stoi threw
