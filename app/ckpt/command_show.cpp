@@ -58,7 +58,8 @@ void printState(const TrainingState& s)
             table.addRow({"  " + ps.index, ps.name.empty() ? "?" : ps.name, ps.step ? std::to_string(static_cast<int64_t>(*ps.step)) : "-",
                           moments});
         }
-        table.print(std::cout);
+        if (!o.paramState.empty()) // SGD without momentum, or a pickled optimizer object, keeps no per-parameter state
+            table.print(std::cout);
     } else {
         std::cout << "optimizer (O): not in this checkpoint\n";
     }

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Fuzzes one target until it has used CPU_SECONDS of CPU time (not wall time: the machine is
-# shared), at the lowest priority, then stops it with SIGINT so libFuzzer prints its final stats.
+# shared), at the lowest priority (FUZZ_NICE overrides), then stops it with SIGINT so libFuzzer prints its final stats.
 #   tests/fuzz/run_campaign.sh BUILD_DIR TARGET CPU_SECONDS LOG_DIR
 # Prints one line: target, CPU seconds used, exit status, runs, and the artifacts it left
 # (crash-*, leak-*, timeout-*, oom-* under LOG_DIR/TARGET/). New corpus units stay in BUILD_DIR.
@@ -17,7 +17,7 @@ inputs=("$src/corpus/$target")
 
 # -timeout is wall time: at nice 19 on a loaded machine a 0.2 s input can wait many seconds for a
 # CPU, so only a unit stuck for two minutes counts as a hang.
-nice -n 19 "$build/bin/fuzz_$target" -timeout=120 -rss_limit_mb=1536 -malloc_limit_mb=512 \
+nice -n "${FUZZ_NICE:-19}" "$build/bin/fuzz_$target" -timeout=120 -rss_limit_mb=1536 -malloc_limit_mb=512 \
     -print_final_stats=1 -artifact_prefix="$out/" "${dict[@]}" "$work/corpus" "${inputs[@]}" \
     >"$out/fuzz.log" 2>&1 &
 pid=$!
