@@ -203,21 +203,13 @@ def run(args: argparse.Namespace) -> int:
             "sanity_messages": sanity_msgs,
             "pass": passed,
         }
-        args.json_out.write_text(json.dumps(result, indent=2) + "\n")
+        bl.write_json(args.json_out, result)
 
     return 1 if (args.check and not passed) else 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    try:
-        return run(args)
-    except bl.BenchError as e:
-        print(f"bench_load: cannot run: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("bench_load: interrupted", file=sys.stderr)
-        return 2
+    return bl.run_guarded("bench_load", run, parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 HERE = Path(__file__).resolve().parent
 
@@ -582,6 +582,23 @@ def ensure_checkpoint(workdir: os.PathLike | str, size_gb: float, seed: int = 0,
 # --------------------------------------------------------------------------------------
 # Child-process CLI
 # --------------------------------------------------------------------------------------
+
+def run_guarded(name: str, run: Callable[[Any], int], args: Any) -> int:
+    """Runs a benchmark's `run(args)`; what keeps it from running (BenchError, Ctrl-C) is one
+    line on stderr and exit status 2, never a traceback."""
+    try:
+        return run(args)
+    except BenchError as e:
+        print(f"{name}: cannot run: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{name}: interrupted", file=sys.stderr)
+        return 2
+
+
+def write_json(path: os.PathLike | str, result: dict[str, Any]) -> None:
+    Path(path).write_text(json.dumps(result, indent=2) + "\n")
+
 
 def _main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="benchmark helper (child-process entry points)")
