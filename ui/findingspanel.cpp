@@ -45,6 +45,9 @@ FindingsPanel::FindingsPanel(QWidget* parent)
     setUpReadOnlyTable(m_view);
     m_view->setSortingEnabled(true);
     m_view->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+    // Fitting a column to all of a run's hundreds of findings would stall the UI on each update:
+    // the rows on screen and a few around them are enough for severity, component and checkpoint.
+    m_view->horizontalHeader()->setResizeContentsPrecision(32);
     m_view->horizontalHeader()->resizeSection(FindingsModel::Rule, 200);
     m_view->horizontalHeader()->resizeSection(FindingsModel::Where, 260);
     connect(m_view, &QTableView::activated, this, [this](const QModelIndex& index) {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "ui/backgroundpriority.h"
 #include "ui/pages/checkpointtensorspage.h"
 
 #include "core/checkpoint_file.h"
@@ -9,6 +10,7 @@
 #include "ui/pages/tensorlistmodel.h"
 #include "ui/plots/histogramplot.h"
 #include "ui/plots/shardmapplot.h"
+#include "ui/quietprogressbar.h"
 #include "ui/textformat.h"
 
 #include <QCheckBox>
@@ -16,7 +18,6 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
-#include <QProgressBar>
 #include <QPromise>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -31,7 +32,7 @@ CheckpointTensorsPage::CheckpointTensorsPage(QWidget* parent)
     , m_filter(new QLineEdit(this))
     , m_summary(new QLabel(this))
     , m_errorLabel(new QLabel(this))
-    , m_progress(new QProgressBar(this))
+    , m_progress(new QuietProgressBar(this))
     , m_cancel(new QToolButton(this))
     , m_view(new CopyTableView(this))
     , m_histogram(new HistogramPlot(this))
@@ -99,8 +100,8 @@ CheckpointTensorsPage::CheckpointTensorsPage(QWidget* parent)
     layout->addWidget(m_errorLabel);
     layout->addWidget(split, 1);
 
-    connect(&m_collect, &QFutureWatcher<CheckpointTensors>::progressValueChanged, m_progress, &QProgressBar::setValue);
-    connect(&m_collect, &QFutureWatcher<CheckpointTensors>::progressRangeChanged, m_progress, &QProgressBar::setRange);
+    connect(&m_collect, &QFutureWatcher<CheckpointTensors>::progressValueChanged, m_progress, &QuietProgressBar::setValueQuietly);
+    connect(&m_collect, &QFutureWatcher<CheckpointTensors>::progressRangeChanged, m_progress, &QuietProgressBar::setRangeQuietly);
     connect(&m_collect, &QFutureWatcher<CheckpointTensors>::finished, this, &CheckpointTensorsPage::onTensorsCollected);
     connect(&m_stats, &QFutureWatcher<TensorStatsView>::resultReadyAt, this, [this](int row) {
         if (!m_computingStats)
@@ -109,10 +110,13 @@ CheckpointTensorsPage::CheckpointTensorsPage(QWidget* parent)
         if (m_proxy->mapToSource(m_view->currentIndex()).row() == row)
             showSelected();
     });
-    connect(&m_stats, &QFutureWatcher<TensorStatsView>::progressValueChanged, m_progress, &QProgressBar::setValue);
+    connect(&m_stats, &QFutureWatcher<TensorStatsView>::progressValueChanged, m_progress, &QuietProgressBar::setValueQuietly);
     connect(m_progress, &QProgressBar::valueChanged, this, [this](int value) {
-        if (m_collecting || m_computingStats)
-            emit progress(value, m_progress->maximum());
+        if (!m_collecting && !m_computingStats)
+            return;
+        emit progress(value, m_progress->maximum());
+        emit jobProgress(jobId(), value, m_progress->maximum(),
+                         m_collecting ? tr("Reading the checkpoint's tensors…") : tr("Computing tensor statistics…"));
     });
     connect(&m_stats, &QFutureWatcher<TensorStatsView>::finished, this, &CheckpointTensorsPage::onStatsFinished);
     showSelected();
@@ -148,10 +152,11 @@ void CheckpointTensorsPage::setCheckpoint(std::shared_ptr<const ckpt::TrainingSt
         showSelected();
         return;
     }
-    m_progress->setRange(0, 0);
-    showBusy(true);
+    m_progress->setRangeQuietly(0, 0);
     m_collecting = true;
+    showBusy(true);
     m_collect.setFuture(QtConcurrent::run([state = m_state](QPromise<CheckpointTensors>& promise) {
+        lowerThreadPriority();
         promise.addResult(collectTensors(*state, [&promise](int done, int total) {
             promise.setProgressRange(0, total);
             promise.setProgressValue(done);
@@ -182,6 +187,16 @@ void CheckpointTensorsPage::showBusy(bool busy)
 {
     m_progress->setVisible(busy);
     m_cancel->setVisible(busy);
+    if (busy)
+        emit jobProgress(jobId(), m_progress->value(), m_progress->maximum(),
+                         m_collecting ? tr("Reading the checkpoint's tensors…") : tr("Computing tensor statistics…"));
+    else
+        emit jobFinished(jobId());
+}
+
+QString CheckpointTensorsPage::jobId()
+{
+    return QStringLiteral("tensors");
 }
 
 void CheckpointTensorsPage::onTensorsCollected()
@@ -214,11 +229,12 @@ void CheckpointTensorsPage::startStats()
 {
     if (!m_tensors || m_tensors->rows.empty())
         return;
-    m_progress->setRange(0, static_cast<int>(m_tensors->rows.size()));
-    m_progress->setValue(0);
-    showBusy(true);
+    m_progress->setRangeQuietly(0, static_cast<int>(m_tensors->rows.size()));
+    m_progress->setValueQuietly(0);
     m_computingStats = true;
+    showBusy(true);
     m_stats.setFuture(QtConcurrent::run([tensors = m_tensors](QPromise<TensorStatsView>& promise) {
+        lowerThreadPriority();
         ckpt::StatsOptions options;
         options.progress = [&promise](const ckpt::StatsProgress&) { return !promise.isCanceled(); };
         const auto& rows = tensors->rows;

@@ -56,7 +56,7 @@ void ShardMapPlot::clear()
 {
     m_plot->clearItems();
     m_barCount = 0;
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    requestReplot(m_plot);
 }
 
 void ShardMapPlot::changeEvent(QEvent* event)
@@ -81,5 +81,5 @@ void ShardMapPlot::applyPalette()
             label->setColor(text);
         }
     }
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    requestReplot(m_plot);
 }
