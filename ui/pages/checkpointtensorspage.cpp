@@ -107,7 +107,8 @@ CheckpointTensorsPage::CheckpointTensorsPage(QWidget* parent)
         if (!m_computingStats)
             return;
         m_model->setStats(row, m_stats.future().resultAt(row));
-        if (m_proxy->mapToSource(m_view->currentIndex()).row() == row)
+        const TensorRow* current = m_model->tensorAt(m_proxy->mapToSource(m_view->currentIndex()).row());
+        if (current && (current == m_model->tensorAt(row) || current->group == row))
             showSelected();
     });
     connect(&m_stats, &QFutureWatcher<TensorStatsView>::progressValueChanged, m_progress, &QuietProgressBar::setValueQuietly);
@@ -311,11 +312,28 @@ void CheckpointTensorsPage::showSelected()
         m_histogram->setHistogram(PlotMath::histogramBars(s->histLo, s->histHi, s->histCounts), title, tr("value"));
     else
         m_histogram->clear(tr("%1: no finite%2 element to bin").arg(t->name, log ? tr(" non-zero") : QString()));
-    m_shardMap->setVisible(!t->shards.empty());
-    if (t->shards.empty())
+    showShardMap(*t);
+}
+
+void CheckpointTensorsPage::showShardMap(const TensorRow& selected)
+{
+    // A per-rank tensor shows the map of its group: where its piece sits, or whether its copy agrees.
+    const TensorRow* t = selected.group >= 0 ? m_model->tensorAt(selected.group) : &selected;
+    if (!t || t->shards.empty()) {
         m_shardMap->clear();
-    else
-        m_shardMap->setShardMap(PlotMath::shardMap(t->shape, t->shards), tr("%1: %2 shards").arg(t->name).arg(t->shards.size()));
+        m_shardMap->setVisible(false);
+        return;
+    }
+    std::vector<TensorShard> shards = t->shards;
+    if (t->stats) {
+        for (std::size_t i = 0; i < shards.size() && i < static_cast<std::size_t>(t->stats->shardNotes.size()); ++i)
+            shards[i].note = t->stats->shardNotes[static_cast<qsizetype>(i)];
+    }
+    QString title = tr("%1: %2 %3").arg(t->name).arg(shards.size()).arg(t->shardKind);
+    if (t->replicated && t->stats)
+        title += t->stats->shardSummary.isEmpty() ? tr(" — identical on every rank") : tr(" — ") + t->stats->shardSummary;
+    m_shardMap->setVisible(true);
+    m_shardMap->setShardMap(PlotMath::shardMap(t->shape, shards), title);
 }
 
 QString CheckpointTensorsPage::summaryText() const

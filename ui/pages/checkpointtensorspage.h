@@ -74,6 +74,7 @@ private:
     void onStatsFinished();
     void showBusy(bool busy);
     void showSelected();
+    void showShardMap(const TensorRow& selected);
     void updateSummary();
 
     TensorListModel* m_model;
