@@ -330,12 +330,12 @@ void MainWindow::rebuildFindings()
     std::vector<FindingRow> rows;
     for (const RunDataPtr& run : m_runs->runs()) {
         for (const ckpt::Finding& finding : run->runFindings)
-            rows.push_back({run->id, -1, QString(), finding});
+            rows.push_back({run->id, -1, QString(), finding, run->folder()});
         for (std::size_t i = 0; i < run->checkpoints.size(); ++i) {
             const QString name = run->singleCheckpoint ? run->name
                                                        : run->name + QLatin1Char('/') + QFileInfo(fromUtf8(run->checkpoints[i].info.path)).fileName();
             for (const ckpt::Finding& finding : run->checkpoints[i].findings)
-                rows.push_back({run->id, static_cast<int>(i), name, finding});
+                rows.push_back({run->id, static_cast<int>(i), name, finding, run->folder()});
         }
     }
     m_findings->setFindings(std::move(rows));

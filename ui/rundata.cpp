@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ui/rundata.h"
 
+#include <QFileInfo>
+
 #include <algorithm>
 #include <filesystem>
 #include <unordered_map>
@@ -76,6 +78,12 @@ void RunData::applyAudit(PlacedFindings&& placed)
         target.insert(target.end(), std::make_move_iterator(source.begin()), std::make_move_iterator(source.end()));
     }
     runFindings.insert(runFindings.end(), std::make_move_iterator(placed.run.begin()), std::make_move_iterator(placed.run.end()));
+}
+
+QString RunData::folder() const
+{
+    const QFileInfo info(path);
+    return info.isFile() ? info.absolutePath() : path;
 }
 
 int RunData::latestIndex() const

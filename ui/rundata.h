@@ -60,6 +60,8 @@ struct RunData {
     /// Audit findings go to the checkpoints they name; the others concern the run. Takes them.
     void applyAudit(PlacedFindings&& placed);
 
+    /// The folder paths of the run are shown from: the run's folder, or a lone file's folder.
+    QString folder() const;
     int latestIndex() const;
     int bestIndex() const; // -1 when the run names no best checkpoint
     int indexOfPath(const QString& path) const;

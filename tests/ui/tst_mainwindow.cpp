@@ -299,6 +299,22 @@ private slots:
     {
         FindingsPanel* panel = m_window->findingsPanel();
         QVERIFY(panel->model()->rowCount() > 0);
+        // Worst first by default; paths from the run's folder, the full path in the tooltip.
+        QAbstractItemModel* shown = panel->view()->model();
+        QCOMPARE(shown->index(0, FindingsModel::Severity).data().toString(), QStringLiteral("error"));
+        for (int row = 1; row < shown->rowCount(); ++row)
+            QVERIFY(shown->index(row - 1, 0).data(FindingsModel::SeverityRole).toInt() >= shown->index(row, 0).data(FindingsModel::SeverityRole).toInt());
+        bool sawHashMismatch = false;
+        for (int row = 0; row < shown->rowCount(); ++row) {
+            const QModelIndex where = shown->index(row, FindingsModel::Where);
+            QVERIFY2(!where.data().toString().startsWith(QLatin1Char('/')), qPrintable(where.data().toString()));
+            if (shown->index(row, FindingsModel::Rule).data().toString() != QStringLiteral("integrity.hash-mismatch"))
+                continue;
+            sawHashMismatch = true;
+            QCOMPARE(where.data().toString(), QStringLiteral("checkpoint-0000300/manifest.json: files.optimizer.pt.sha256"));
+            QVERIFY(where.data(Qt::ToolTipRole).toString().contains(samples("broken/hash-mismatch/checkpoint-0000300/optimizer.pt")));
+        }
+        QVERIFY(sawHashMismatch);
         panel->severityFilter()->setCurrentIndex(panel->severityFilter()->findData(int(ckpt::Severity::Error)));
         FindingsProxyModel* proxy = panel->proxy();
         QVERIFY(proxy->rowCount() > 0);
