@@ -2,6 +2,7 @@
 #include "ui/checkpointloader.h"
 
 #include "core/checkpoint_file.h"
+#include "ui/backgroundpriority.h"
 #include "ui/textformat.h"
 
 #include <QDir>
@@ -18,6 +19,7 @@ struct OpenResult {
 
 OpenResult openFile(const QString& path)
 {
+    lowerThreadPriority();
     OpenResult result;
     try {
         result.file = ckpt::CheckpointFile::open(path.toStdString());

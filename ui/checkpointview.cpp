@@ -63,6 +63,7 @@ CheckpointView::CheckpointView(QWidget* parent)
     m_tabs->insertTab(ScheduleTab, m_schedule, tr("Schedule"));
     m_tabs->insertTab(RngTab, m_rng, tr("RNG && data"));
     m_tabs->insertTab(RawTab, m_raw, tr("Raw"));
+    connect(m_tabs, &QTabWidget::currentChanged, this, &CheckpointView::refreshPage);
 
     auto* top = new QHBoxLayout;
     top->addWidget(m_title, 1);
@@ -79,6 +80,10 @@ CheckpointView::CheckpointView(QWidget* parent)
         m_errors->addError(QDir(m_path).relativeFilePath(path), reason);
     });
     connect(m_loader, &CheckpointLoader::finished, this, &CheckpointView::filesLoaded);
+    connect(m_tensors, &CheckpointTensorsPage::jobProgress, this, &CheckpointView::jobProgress);
+    connect(m_tensors, &CheckpointTensorsPage::jobFinished, this, &CheckpointView::jobFinished);
+    connect(m_optimizer, &OptimizerPage::jobProgress, this, &CheckpointView::jobProgress);
+    connect(m_optimizer, &OptimizerPage::jobFinished, this, &CheckpointView::jobFinished);
     setCheckpoint(nullptr, -1);
 }
 
@@ -95,17 +100,47 @@ bool CheckpointView::isLoading() const
         || m_optimizer->isReadingHistory();
 }
 
+void CheckpointView::cancelBackgroundWork()
+{
+    m_tensors->cancel();
+    m_optimizer->cancel();
+}
+
 void CheckpointView::updatePages()
 {
     const auto state = m_run && m_index >= 0 ? m_run->checkpoints[static_cast<std::size_t>(m_index)].state : nullptr;
     if (state == m_pageState)
         return; // the pages' background work is not restarted for a refresh
     m_pageState = state;
-    const auto history = m_run ? m_run->fullHistory : nullptr;
-    m_tensors->setCheckpoint(state, history);
-    m_optimizer->setCheckpoint(state, history);
-    m_schedule->setCheckpoint(state, history);
-    m_rng->setCheckpoint(state, history);
+    // Only the page on screen is filled now; the others when their tab is shown. Filling all four
+    // on every click cost the GUI thread a frame, and started statistics nobody was looking at.
+    m_tensors->cancel();
+    m_optimizer->cancel();
+    refreshPage(m_tabs->currentIndex());
+}
+
+void CheckpointView::refreshPage(int tab)
+{
+    if (tab < TensorsTab || tab > RngTab || m_pageGiven[tab] == m_pageState)
+        return;
+    m_pageGiven[tab] = m_pageState;
+    const auto history = m_pageState && m_run ? m_run->fullHistory : nullptr;
+    switch (tab) {
+    case TensorsTab:
+        m_tensors->setCheckpoint(m_pageState, history);
+        break;
+    case OptimizerTab:
+        m_optimizer->setCheckpoint(m_pageState, history);
+        break;
+    case ScheduleTab:
+        m_schedule->setCheckpoint(m_pageState, history);
+        break;
+    case RngTab:
+        m_rng->setCheckpoint(m_pageState, history);
+        break;
+    default:
+        break;
+    }
 }
 
 void CheckpointView::setCheckpoint(const RunDataPtr& run, int index)

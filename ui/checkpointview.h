@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The centre of the window: one checkpoint in tabs. Overview and Raw are here; Tensors, Optimizer,
 // Schedule and "RNG & data" are the data pages of ui/pages/, each given the checkpoint's training
-// state and its run once the state has been read. The checkpoint's files are opened in the
-// background for Raw; what cannot be opened is listed in an error panel above the tabs.
+// state and its run once the state has been read and its tab is shown. The checkpoint's files are
+// opened in the background for Raw; what cannot be opened is listed in an error panel above the tabs.
 #pragma once
 
 #include "ui/rundata.h"
@@ -41,6 +41,8 @@ public:
     int runId() const;
     int checkpointIndex() const { return m_index; }
     bool isLoading() const;
+    /// Stops the pages' background work (tensor statistics, the optimizer's moments).
+    void cancelBackgroundWork();
 
     /// "overview", "tensors", "optimizer", "schedule", "rng", "raw"
     static QStringList tabNames();
@@ -63,11 +65,15 @@ public:
 signals:
     /// The checkpoint's files have all been opened or failed.
     void filesLoaded();
+    /// A page's background job advanced or ended (ids: CheckpointTensorsPage::jobId(), ...).
+    void jobProgress(const QString& job, int done, int total, const QString& what);
+    void jobFinished(const QString& job);
 
 private:
     void onFileLoaded(const std::shared_ptr<const ckpt::CheckpointFile>& file);
     void showFile(int comboIndex);
     void updatePages();
+    void refreshPage(int tab);
 
     RunDataPtr m_run;
     int m_index = -1;
@@ -83,6 +89,7 @@ private:
     SchedulePage* m_schedule;
     RngPage* m_rng;
     RawPage* m_raw;
-    std::shared_ptr<const ckpt::TrainingState> m_pageState; // what the data pages were given
+    std::shared_ptr<const ckpt::TrainingState> m_pageState; // what the data pages show
+    std::shared_ptr<const ckpt::TrainingState> m_pageGiven[TabCount]; // what each page was last given
     std::vector<std::shared_ptr<const ckpt::CheckpointFile>> m_files; // in the chooser's order
 };

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "ui/backgroundpriority.h"
 #include "ui/compareview.h"
 
 #include "core/checkpoint_diff.h"
@@ -271,6 +272,7 @@ void CompareView::startTensorDiff(const QString& pathA, const QString& pathB)
         Q_EMIT tensorDiffAvailable();
     });
     watcher->setFuture(QtConcurrent::run([a = pathA.toStdString(), b = pathB.toStdString(), cancel]() -> DiffPtr {
+        lowerThreadPriority();
         ckpt::StatsOptions options;
         options.threads = 1; // the UI's other background jobs keep the remaining cores
         options.progress = [cancel](const ckpt::StatsProgress&) { return !cancel->load(); };

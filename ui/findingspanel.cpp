@@ -44,7 +44,11 @@ FindingsPanel::FindingsPanel(QWidget* parent)
     m_view->setModel(m_proxy);
     setUpReadOnlyTable(m_view);
     m_view->setSortingEnabled(true);
-    m_view->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+    // Worst first; within a severity, the order they were found in (the proxy's sort is stable).
+    m_view->sortByColumn(FindingsModel::Severity, Qt::DescendingOrder);
+    // Fitting a column to all of a run's hundreds of findings would stall the UI on each update:
+    // the rows on screen and a few around them are enough for severity, component and checkpoint.
+    m_view->horizontalHeader()->setResizeContentsPrecision(32);
     m_view->horizontalHeader()->resizeSection(FindingsModel::Rule, 200);
     m_view->horizontalHeader()->resizeSection(FindingsModel::Where, 260);
     connect(m_view, &QTableView::activated, this, [this](const QModelIndex& index) {

@@ -57,6 +57,12 @@ QStringList localPaths(const QMimeData* mime)
     return paths;
 }
 
+// The job id of reading and auditing runs in the status bar's job indicator.
+QString runsJob()
+{
+    return QStringLiteral("runs");
+}
+
 QString cleanAbsolute(const QString& path)
 {
     return QDir::cleanPath(QFileInfo(path).absoluteFilePath());
@@ -180,6 +186,8 @@ void MainWindow::createStatusBar()
     statusBar()->addWidget(m_statusLabel, 1);
     statusBar()->addPermanentWidget(m_job);
     connect(m_job, &JobStatus::cancelRequested, this, &MainWindow::cancelBackgroundWork);
+    connect(m_checkpointView, &CheckpointView::jobProgress, m_job, &JobStatus::setProgress);
+    connect(m_checkpointView, &CheckpointView::jobFinished, m_job, &JobStatus::finish);
 }
 
 void MainWindow::connectLoader()
@@ -195,12 +203,12 @@ void MainWindow::connectLoader()
                 onRunChanged(runId, index);
             });
     connect(m_loader, &RunLoader::auditAvailable, this,
-            [this](int runId, const std::shared_ptr<const std::vector<ckpt::Finding>>& findings, const QString& note) {
+            [this](int runId, const std::shared_ptr<PlacedFindings>& findings, const QString& note) {
                 m_runs->applyAudit(runId, findings.get(), note);
                 onRunChanged(runId, -1);
             });
     connect(m_loader, &RunLoader::progress, this, [this](int done, int total, const QString& what) {
-        m_job->setProgress(done, total, what);
+        m_job->setProgress(runsJob(), done, total, what);
     });
     connect(m_loader, &RunLoader::idle, this, &MainWindow::onIdle);
 }
@@ -246,11 +254,12 @@ void MainWindow::openPaths(const QStringList& paths)
 
 bool MainWindow::isBusy() const
 {
-    return m_loader->isBusy() || m_checkpointView->isLoading();
+    return m_loader->isBusy() || m_checkpointView->isLoading() || m_findingsTimer->isActive();
 }
 
 void MainWindow::cancelBackgroundWork()
 {
+    m_checkpointView->cancelBackgroundWork();
     if (!m_loader->isBusy())
         return;
     m_loader->cancel();
@@ -296,9 +305,10 @@ void MainWindow::onRunChanged(int runId, int index)
 
 void MainWindow::onIdle()
 {
-    m_job->finish();
+    m_job->finish(runsJob());
     m_compareView->setRuns(m_runs->runs()); // steps read from the states replace the names' steps
-    rebuildFindings();
+    // In an event of its own: the audit that ends the loading has just been applied in this one.
+    m_findingsTimer->start();
     int checkpoints = 0, errors = 0;
     for (const RunDataPtr& run : m_runs->runs()) {
         checkpoints += static_cast<int>(run->checkpoints.size());
@@ -320,12 +330,12 @@ void MainWindow::rebuildFindings()
     std::vector<FindingRow> rows;
     for (const RunDataPtr& run : m_runs->runs()) {
         for (const ckpt::Finding& finding : run->runFindings)
-            rows.push_back({run->id, -1, QString(), finding});
+            rows.push_back({run->id, -1, QString(), finding, run->folder()});
         for (std::size_t i = 0; i < run->checkpoints.size(); ++i) {
             const QString name = run->singleCheckpoint ? run->name
                                                        : run->name + QLatin1Char('/') + QFileInfo(fromUtf8(run->checkpoints[i].info.path)).fileName();
             for (const ckpt::Finding& finding : run->checkpoints[i].findings)
-                rows.push_back({run->id, static_cast<int>(i), name, finding});
+                rows.push_back({run->id, static_cast<int>(i), name, finding, run->folder()});
         }
     }
     m_findings->setFindings(std::move(rows));

@@ -35,7 +35,8 @@ public:
     /// Opens files, checkpoint folders, run folders and folders of runs; runs already open stay
     /// and are not opened twice.
     void openPaths(const QStringList& paths);
-    /// Runs are still being read or audited, or the shown checkpoint's files are being opened.
+    /// Runs are still being read or audited, the findings dock is not up to date yet, or the shown
+    /// checkpoint's files or statistics are being read.
     bool isBusy() const;
     void cancelBackgroundWork();
     void closeRun(int runId);

@@ -112,7 +112,7 @@ void OverviewPage::setCheckpoint(const RunData* run, int index)
     if (checkpoint) {
         const QString name = QFileInfo(fromUtf8(checkpoint->info.path)).fileName();
         for (const ckpt::Finding& finding : checkpoint->findings)
-            rows.push_back({run->id, index, name, finding});
+            rows.push_back({run->id, index, name, finding, run->folder()});
     }
     m_findings->setFindings(std::move(rows));
     m_filesView->resizeColumnsToContents();

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "ui/rundata.h"
 
+#include <QFileInfo>
+
 #include <algorithm>
 #include <filesystem>
+#include <unordered_map>
 
 std::optional<int64_t> RunCheckpointData::step() const
 {
@@ -37,24 +40,50 @@ void RunData::applyState(int index, std::shared_ptr<const ckpt::TrainingState> s
     checkpoint.state = std::move(state);
 }
 
-void RunData::applyAudit(const std::vector<ckpt::Finding>& auditFindings)
+PlacedFindings placeFindings(const std::vector<std::string>& checkpointPaths, const std::vector<ckpt::Finding>& findings)
 {
-    audited = true;
     namespace fs = std::filesystem;
-    for (const ckpt::Finding& finding : auditFindings) {
-        bool placed = false;
+    PlacedFindings placed;
+    placed.byCheckpoint.resize(checkpointPaths.size());
+    // A run's audit names its checkpoints hundreds of times: normalise each path once.
+    std::unordered_map<std::string, std::size_t> byPath;
+    for (std::size_t i = 0; i < checkpointPaths.size(); ++i)
+        byPath.emplace(fs::path(checkpointPaths[i]).lexically_normal().string(), i);
+    std::unordered_map<std::string, std::size_t> seen(byPath);
+    for (const ckpt::Finding& finding : findings) {
+        bool found = false;
         for (const std::string& path : finding.checkpoints) {
-            const fs::path wanted = fs::path(path).lexically_normal();
-            for (RunCheckpointData& checkpoint : checkpoints) {
-                if (fs::path(checkpoint.info.path).lexically_normal() == wanted) {
-                    checkpoint.findings.push_back(finding);
-                    placed = true;
-                }
+            auto it = seen.find(path);
+            if (it == seen.end()) {
+                const auto normal = byPath.find(fs::path(path).lexically_normal().string());
+                it = seen.emplace(path, normal == byPath.end() ? checkpointPaths.size() : normal->second).first;
+            }
+            if (it->second < checkpointPaths.size()) {
+                placed.byCheckpoint[it->second].push_back(finding);
+                found = true;
             }
         }
-        if (!placed)
-            runFindings.push_back(finding);
+        if (!found)
+            placed.run.push_back(finding);
     }
+    return placed;
+}
+
+void RunData::applyAudit(PlacedFindings&& placed)
+{
+    audited = true;
+    for (std::size_t i = 0; i < placed.byCheckpoint.size() && i < checkpoints.size(); ++i) {
+        auto& target = checkpoints[i].findings;
+        auto& source = placed.byCheckpoint[i];
+        target.insert(target.end(), std::make_move_iterator(source.begin()), std::make_move_iterator(source.end()));
+    }
+    runFindings.insert(runFindings.end(), std::make_move_iterator(placed.run.begin()), std::make_move_iterator(placed.run.end()));
+}
+
+QString RunData::folder() const
+{
+    const QFileInfo info(path);
+    return info.isFile() ? info.absolutePath() : path;
 }
 
 int RunData::latestIndex() const

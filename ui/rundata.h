@@ -30,6 +30,17 @@ struct RunCheckpointData {
     int worstSeverity() const;
 };
 
+/// A run's audit findings sorted by the checkpoint they name (in the run's order), sorted off the
+/// GUI thread; those naming no checkpoint of the run concern the run as a whole.
+struct PlacedFindings {
+    std::vector<std::vector<ckpt::Finding>> byCheckpoint;
+    std::vector<ckpt::Finding> run;
+};
+
+/// Places each finding on every checkpoint it names (ckpt::Finding::checkpoints, compared as
+/// normalised paths).
+PlacedFindings placeFindings(const std::vector<std::string>& checkpointPaths, const std::vector<ckpt::Finding>& findings);
+
 struct RunData {
     int id = 0;
     QString path;
@@ -46,9 +57,11 @@ struct RunData {
     /// The scan's result for checkpoint `index`: its read warnings become findings.
     void applyState(int index, std::shared_ptr<const ckpt::TrainingState> state, const QString& error,
                     std::vector<std::pair<std::string, uint64_t>> sizes);
-    /// Audit findings go to the checkpoints they name; the others concern the run.
-    void applyAudit(const std::vector<ckpt::Finding>& auditFindings);
+    /// Audit findings go to the checkpoints they name; the others concern the run. Takes them.
+    void applyAudit(PlacedFindings&& placed);
 
+    /// The folder paths of the run are shown from: the run's folder, or a lone file's folder.
+    QString folder() const;
     int latestIndex() const;
     int bestIndex() const; // -1 when the run names no best checkpoint
     int indexOfPath(const QString& path) const;

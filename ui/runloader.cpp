@@ -2,6 +2,7 @@
 #include "ui/runloader.h"
 
 #include "core/rules/check.h"
+#include "ui/backgroundpriority.h"
 #include "ui/rundiscovery.h"
 #include "ui/textformat.h"
 
@@ -135,6 +136,7 @@ void RunLoader::startScan(const RunDataPtr& run)
 
     QPointer<RunLoader> self(this);
     m_pool.start([self, runId, paths, cancelled] {
+        lowerThreadPriority();
         for (std::size_t i = 0; i < paths.size(); ++i) {
             if (*cancelled)
                 return; // cancel() already counted what is left
@@ -159,23 +161,28 @@ void RunLoader::startScan(const RunDataPtr& run)
 
     // Loose files have no run to check as one: each file is checked as a checkpoint.
     const std::vector<std::string> inputs = run->looseFiles ? paths : std::vector<std::string>{run->path.toStdString()};
-    m_pool.start([self, runId, inputs, cancelled] {
-        auto findings = std::make_shared<std::vector<ckpt::Finding>>();
+    m_pool.start([self, runId, inputs, paths, cancelled] {
+        lowerThreadPriority();
+        std::vector<ckpt::Finding> findings;
         QString note;
         ckpt::CheckOptions options;
         options.progress = [cancelled](const ckpt::CheckProgress&) { return !*cancelled; };
         for (const std::string& input : inputs) {
             try {
                 ckpt::CheckReport report = ckpt::checkPaths({input}, options);
-                findings->insert(findings->end(), report.findings.begin(), report.findings.end());
+                findings.insert(findings.end(), std::make_move_iterator(report.findings.begin()),
+                                std::make_move_iterator(report.findings.end()));
             } catch (const std::exception& e) {
                 note = fromUtf8(e.what()); // the states' own errors are findings already
             }
         }
-        QMetaObject::invokeMethod(self.data(), [self, runId, findings, note, cancelled] {
+        // Sorted here: on the GUI thread, matching a run's hundreds of findings to its checkpoints
+        // took longer than a frame.
+        auto placed = std::make_shared<PlacedFindings>(placeFindings(paths, findings));
+        QMetaObject::invokeMethod(self.data(), [self, runId, placed, note, cancelled] {
             if (!self || *cancelled)
                 return;
-            emit self->auditAvailable(runId, findings, note);
+            emit self->auditAvailable(runId, placed, note);
             self->unitDone(runId);
         }, Qt::QueuedConnection);
     });

@@ -39,8 +39,9 @@ signals:
     void openFailed(const QString& path, const QString& reason);
     void stateAvailable(int runId, int index, const std::shared_ptr<const ckpt::TrainingState>& state, const QString& error,
                         const std::vector<std::pair<std::string, uint64_t>>& fileSizes);
-    /// `findings` is null when the run could not be checked; `note` says why.
-    void auditAvailable(int runId, const std::shared_ptr<const std::vector<ckpt::Finding>>& findings, const QString& note);
+    /// `findings` (placed on the run's checkpoints off the GUI thread) is null when the run could
+    /// not be checked; `note` says why. The one receiver may move the findings out.
+    void auditAvailable(int runId, const std::shared_ptr<PlacedFindings>& findings, const QString& note);
     /// Units are checkpoints read plus runs audited, over everything opened since the last idle.
     void progress(int done, int total, const QString& what);
     /// Every open and scan has finished or been cancelled.

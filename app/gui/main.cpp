@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// checkpoint-inspector [PATH...] [--tab NAME] [--compare A B] [--screenshot FILE]
+// checkpoint-inspector [PATH...] [--tab NAME] [--compare A B] [--screenshot FILE] [--palette system|light|dark]
 #include "checkpoint_inspector_version.h"
 
 #include "ui/mainwindow.h"
@@ -9,6 +9,8 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QPalette>
+#include <QStyle>
 #include <QTimer>
 
 #include <cstdio>
@@ -53,6 +55,31 @@ QStringList compareSources(const QStringList& pair)
     return pair;
 }
 
+// A dark palette for checking (and using) the app in dark mode where the desktop gives none,
+// e.g. offscreen: the views, plots and severity colours all follow the palette.
+QPalette darkPalette()
+{
+    QPalette p;
+    const QColor window(0x2b, 0x2b, 0x2b), base(0x1e, 0x1e, 0x1e), text(0xe6, 0xe6, 0xe6), disabled(0x80, 0x80, 0x80);
+    p.setColor(QPalette::Window, window);
+    p.setColor(QPalette::WindowText, text);
+    p.setColor(QPalette::Base, base);
+    p.setColor(QPalette::AlternateBase, QColor(0x26, 0x26, 0x26));
+    p.setColor(QPalette::ToolTipBase, window);
+    p.setColor(QPalette::ToolTipText, text);
+    p.setColor(QPalette::PlaceholderText, disabled);
+    p.setColor(QPalette::Text, text);
+    p.setColor(QPalette::Button, QColor(0x35, 0x35, 0x35));
+    p.setColor(QPalette::ButtonText, text);
+    p.setColor(QPalette::BrightText, Qt::red);
+    p.setColor(QPalette::Link, QColor(0x79, 0xb8, 0xff));
+    p.setColor(QPalette::Highlight, QColor(0x2f, 0x65, 0xa8));
+    p.setColor(QPalette::HighlightedText, Qt::white);
+    for (const auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText})
+        p.setColor(QPalette::Disabled, role, disabled);
+    return p;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -82,12 +109,24 @@ int main(int argc, char** argv)
     const QCommandLineOption tab(QStringLiteral("tab"),
                                  QApplication::translate("main", "Select a checkpoint tab: %1.").arg(MainWindow::tabNames().join(QStringLiteral(", "))),
                                  QStringLiteral("NAME"));
-    parser.addOptions({screenshot, tab});
+    const QCommandLineOption palette(QStringLiteral("palette"),
+                                     QApplication::translate("main", "Colours: system (default), light or dark."),
+                                     QStringLiteral("NAME"), QStringLiteral("system"));
+    parser.addOptions({screenshot, tab, palette});
     if (!compareError.isEmpty()) {
         std::fprintf(stderr, "checkpoint-inspector: %s\n", qPrintable(compareError));
         return 2;
     }
     parser.process(arguments);
+
+    const QString paletteName = parser.value(palette).toLower();
+    if (paletteName == QLatin1String("dark") || paletteName == QLatin1String("light")) {
+        QApplication::setStyle(QStringLiteral("Fusion")); // a style that draws with the palette it is given
+        QApplication::setPalette(paletteName == QLatin1String("dark") ? darkPalette() : QApplication::style()->standardPalette());
+    } else if (paletteName != QLatin1String("system")) {
+        std::fprintf(stderr, "checkpoint-inspector: unknown palette '%s' (choose from system, light, dark)\n", qPrintable(paletteName));
+        return 2;
+    }
 
     const bool screenshotMode = parser.isSet(screenshot);
     MainWindow window(screenshotMode ? MainWindow::Settings::Ignore : MainWindow::Settings::Use);

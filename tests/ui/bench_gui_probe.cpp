@@ -9,9 +9,10 @@
 //                 period, from the run shown to idle: how long the UI could not respond while the
 //                 states were read and the run audited
 //   checkpoints, findings
-// With --idle it opens nothing and probes the event loop for --idle-ms: the stall floor of this
+// --tab NAME shows that checkpoint tab (default: overview) while the run loads. With --idle it opens nothing and probes the event loop for --idle-ms: the stall floor of this
 // machine at this moment, the baseline the stalls are compared with. CKPT_PROBE_VERBOSE=1 prints
-// each new longest stall and when it happened, to find its cause.
+// each new longest stall and when it happened, and every event the UI thread took over 8 ms to
+// deliver (receiver class and name, event type, nesting depth), to find its cause.
 #include "ui/findingspanel.h"
 #include "ui/mainwindow.h"
 #include "ui/models/findingsmodel.h"
@@ -25,22 +26,80 @@
 
 #include <cstdio>
 #include <functional>
+#include <vector>
+
+namespace {
+
+// Times every event the UI thread delivers: a stall is always one slow event (a queued slot, a
+// paint, a timer), and its receiver names the culprit.
+class TimedApplication final : public QApplication {
+public:
+    using QApplication::QApplication;
+    bool verbose = false;
+    // Top-level events delivered since the probe's last tick: a stall made of many small events
+    // (a burst of queued results) shows here, not as one slow event.
+    int eventsSinceTick = 0;
+    qint64 nsSinceTick = 0, slowestSinceTick = 0;
+    const char* slowestName = "";
+    int slowestType = 0;
+    void resetTick() { eventsSinceTick = 0; nsSinceTick = 0; slowestSinceTick = 0; }
+
+    bool notify(QObject* receiver, QEvent* event) override
+    {
+        if (!verbose)
+            return QApplication::notify(receiver, event);
+        const int type = event->type();
+        // The receiver may be gone afterwards (a deferred delete): name it now.
+        const char* className = receiver->metaObject()->className();
+        const QString objectName = receiver->objectName();
+        ++m_depth;
+        QElapsedTimer timer;
+        timer.start();
+        const bool result = QApplication::notify(receiver, event);
+        const qint64 ns = timer.nsecsElapsed();
+        --m_depth;
+        if (m_depth == 0) {
+            ++eventsSinceTick;
+            nsSinceTick += ns;
+            if (ns > slowestSinceTick) {
+                slowestSinceTick = ns;
+                slowestName = className;
+                slowestType = type;
+            }
+        }
+        if (ns > 8'000'000)
+            std::fprintf(stderr, "  slow event %6.1f ms depth %d type %d %s '%s'\n", ns / 1e6, m_depth, type,
+                         className, qPrintable(objectName));
+        return result;
+    }
+
+private:
+    int m_depth = 0;
+};
+
+} // namespace
 
 int main(int argc, char** argv)
 {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
+    TimedApplication app(argc, argv);
+    app.verbose = qEnvironmentVariableIsSet("CKPT_PROBE_VERBOSE");
     const QStringList args = QApplication::arguments();
     const bool idleOnly = args.contains(QStringLiteral("--idle"));
     const qsizetype idleAt = args.indexOf(QStringLiteral("--idle-ms"));
     const qint64 idleMs = idleAt > 0 && idleAt + 1 < args.size() ? args[idleAt + 1].toLongLong() : 2000;
     if (!idleOnly && args.size() < 2) {
-        std::fprintf(stderr, "usage: bench_gui_probe RUN | --idle [--idle-ms N]\n");
+        std::fprintf(stderr, "usage: bench_gui_probe RUN [--tab NAME] | --idle [--idle-ms N]\n");
         return 2;
     }
 
     MainWindow window(MainWindow::Settings::Ignore);
+    const qsizetype tabAt = args.indexOf(QStringLiteral("--tab"));
+    if (tabAt > 0 && (tabAt + 1 >= args.size() || !window.selectTab(args[tabAt + 1]))) {
+        std::fprintf(stderr, "--tab: one of %s\n", qPrintable(MainWindow::tabNames().join(QStringLiteral(", "))));
+        return 2;
+    }
     window.show();
     QApplication::processEvents();
 
@@ -70,8 +129,11 @@ int main(int argc, char** argv)
         } else if (shown >= 0 && gap > maxStall) {
             maxStall = gap;
             if (qEnvironmentVariableIsSet("CKPT_PROBE_VERBOSE"))
-                std::fprintf(stderr, "stall %.1f ms at %.1f ms\n", gap / 1e6, now / 1e6);
+                std::fprintf(stderr, "stall %.1f ms at %.1f ms: %d events took %.1f ms, the slowest %.1f ms (type %d to %s)\n",
+                             gap / 1e6, now / 1e6, app.eventsSinceTick, app.nsSinceTick / 1e6, app.slowestSinceTick / 1e6,
+                             app.slowestType, app.slowestName);
         }
+        app.resetTick();
         const bool done = idleOnly ? clock.elapsed() >= idleMs : (shown >= 0 && !window.isBusy());
         if (done) {
             idle = clock.nsecsElapsed();

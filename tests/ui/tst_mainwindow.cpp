@@ -179,6 +179,7 @@ private slots:
                 QVERIFY(m_window->selectTab(tab));
                 QCOMPARE(view->tabs()->currentIndex(), int(MainWindow::tabNames().indexOf(tab)));
             }
+            waitIdle(); // a data page is filled when its tab is first shown
             // Raw shows the chosen file's object tree (the model file is chosen first); Tensors every tensor.
             QCOMPARE(view->rawPage()->treePage()->model()->rowCount(), view->fileChooser()->count() > 0 ? 1 : 0);
             QVERIFY2(view->tensorsPage()->model()->rowCount() > 0, qPrintable(what));
@@ -204,9 +205,24 @@ private slots:
                  QStringLiteral("verified (size, sha256)"));
         QCOMPARE(view->fileChooser()->count(), 6);
         QCOMPARE(view->fileChooser()->currentText(), QStringLiteral("model.pt"));
+        // The data pages are filled when their tab is shown, not before.
+        QVERIFY(m_window->selectTab(QStringLiteral("overview")));
+        m_window->showCheckpoint(run->id, 0);
+        m_window->showCheckpoint(run->id, 1);
+        waitIdle();
+        QVERIFY(!view->tensorsPage()->isBusy() && !view->tensorsPage()->isComputingStats());
+        QVERIFY(m_window->selectTab(QStringLiteral("tensors")));
+        waitIdle();
         QVERIFY(view->tensorsPage()->model()->rowCount() >= 6); // the model's 6, then the optimizer's moments
+        for (const TensorRow& row : view->tensorsPage()->model()->tensors())
+            QVERIFY2(row.stats.has_value(), qPrintable(row.name)); // statistics computed once shown
+        QVERIFY(m_window->selectTab(QStringLiteral("optimizer")));
+        waitIdle();
         QVERIFY(view->optimizerPage()->momentsModel()->rowCount() > 0);
+        QCOMPARE(view->optimizerPage()->history().steps.size(), std::size_t(3)); // moments across the run
+        QVERIFY(m_window->selectTab(QStringLiteral("rng")));
         QVERIFY(!view->rngPage()->summaryText().isEmpty());
+        QVERIFY(m_window->selectTab(QStringLiteral("overview")));
         view->fileChooser()->setCurrentIndex(view->fileChooser()->findText(QStringLiteral("optimizer.pt")));
         QCOMPARE(view->rawPage()->treePage()->model()->index(0, 0).data().toString(), QStringLiteral("optimizer.pt"));
         QVERIFY(view->rawPage()->importsPage()->model()->rowCount() > 0);
@@ -283,6 +299,22 @@ private slots:
     {
         FindingsPanel* panel = m_window->findingsPanel();
         QVERIFY(panel->model()->rowCount() > 0);
+        // Worst first by default; paths from the run's folder, the full path in the tooltip.
+        QAbstractItemModel* shown = panel->view()->model();
+        QCOMPARE(shown->index(0, FindingsModel::Severity).data().toString(), QStringLiteral("error"));
+        for (int row = 1; row < shown->rowCount(); ++row)
+            QVERIFY(shown->index(row - 1, 0).data(FindingsModel::SeverityRole).toInt() >= shown->index(row, 0).data(FindingsModel::SeverityRole).toInt());
+        bool sawHashMismatch = false;
+        for (int row = 0; row < shown->rowCount(); ++row) {
+            const QModelIndex where = shown->index(row, FindingsModel::Where);
+            QVERIFY2(!where.data().toString().startsWith(QLatin1Char('/')), qPrintable(where.data().toString()));
+            if (shown->index(row, FindingsModel::Rule).data().toString() != QStringLiteral("integrity.hash-mismatch"))
+                continue;
+            sawHashMismatch = true;
+            QCOMPARE(where.data().toString(), QStringLiteral("checkpoint-0000300/manifest.json: files.optimizer.pt.sha256"));
+            QVERIFY(where.data(Qt::ToolTipRole).toString().contains(samples("broken/hash-mismatch/checkpoint-0000300/optimizer.pt")));
+        }
+        QVERIFY(sawHashMismatch);
         panel->severityFilter()->setCurrentIndex(panel->severityFilter()->findData(int(ckpt::Severity::Error)));
         FindingsProxyModel* proxy = panel->proxy();
         QVERIFY(proxy->rowCount() > 0);
@@ -372,7 +404,10 @@ private slots:
         QCOMPARE(view->errors()->count(), 1);
         QVERIFY(view->errors()->list()->item(0)->text().startsWith(QStringLiteral("rng-rank-0.pt")));
         QCOMPARE(view->fileChooser()->count(), 2); // model.pt and optimizer.pt still open
+        QVERIFY(m_window->selectTab(QStringLiteral("tensors")));
+        waitIdle();
         QVERIFY(view->tensorsPage()->model()->rowCount() >= 4); // model.pt's 4 tensors at least
+        QVERIFY(m_window->selectTab(QStringLiteral("overview")));
         // The audit saw the damage too: the size no longer matches the manifest.
         const CheckpointFilesModel* files = view->overviewPage()->filesModel();
         const int row = files->rowOfPath(rng);
@@ -391,6 +426,53 @@ private slots:
         emit window.jobStatus()->cancelRequested();
         QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), 10000);
         QVERIFY(!window.jobStatus()->isVisibleTo(&window));
+    }
+
+    // The optimizer's moments across a run are read in the background: the status bar's job
+    // indicator shows them with the other jobs, and its Cancel stops them.
+    void optimizerHistoryInTheStatusBarAndCancel()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString run = dir.filePath(QStringLiteral("long-run"));
+        // 40 checkpoints of an MLP written by packaging/python/ckpt_writer.py (the recovery guide's layout).
+        const QString made = UiTest::runPython(QStringLiteral(
+            "import sys, torch\n"
+            "sys.path.insert(0, '" CKPT_SOURCE_DIR "/packaging/python')\n"
+            "import ckpt_writer\n"
+            "torch.manual_seed(0)\n"
+            "m = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))\n"
+            "opt = torch.optim.AdamW(m.parameters(), lr=1e-3)\n"
+            "w = ckpt_writer.CheckpointWriter(sys.argv[1])\n"
+            "x, y = torch.randn(64, 32), torch.randn(64, 1)\n"
+            "for step in range(1, 41):\n"
+            "    loss = torch.nn.functional.mse_loss(m(x), y)\n"
+            "    opt.zero_grad(); loss.backward(); opt.step()\n"
+            "    w.save(step, model=m, optimizer=opt, epoch=0, batch_pos=step, data_seed=0)\n"), run);
+        QVERIFY2(made.isEmpty(), qPrintable(made));
+
+        MainWindow window(MainWindow::Settings::Ignore);
+        QVERIFY(window.selectTab(QStringLiteral("optimizer")));
+        window.show();
+        window.openPaths({run});
+        QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), 60000);
+        OptimizerPage* page = window.checkpointView()->optimizerPage();
+        QCOMPARE(page->history().steps.size(), std::size_t(40)); // read to the end when left alone
+        QVERIFY(!window.jobStatus()->isVisibleTo(&window));
+
+        // Another checkpoint: its moments across the run are read again, shown as a job.
+        const RunDataPtr opened = window.runModel()->runs().front();
+        window.showCheckpoint(opened->id, 10);
+        QVERIFY(page->isReadingHistory());
+        QVERIFY(window.jobStatus()->jobs().contains(OptimizerPage::historyJobId()));
+        QVERIFY(window.jobStatus()->isVisibleTo(&window));
+        QVERIFY(window.jobStatus()->text().contains(QStringLiteral("moments across the run")));
+        emit window.jobStatus()->cancelRequested();
+        QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), 30000);
+        QVERIFY(!window.jobStatus()->jobs().contains(OptimizerPage::historyJobId()));
+        QVERIFY(!window.jobStatus()->isVisibleTo(&window));
+        QVERIFY(page->history().steps.empty());
+        QVERIFY(page->momentsModel()->rowCount() > 0); // the checkpoint's own moments stay
     }
 
     void droppedRunsOpen()

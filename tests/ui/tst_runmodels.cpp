@@ -61,7 +61,7 @@ private:
                              model.applyState(runId, index, state, error, sizes);
                          });
         QObject::connect(&loader, &RunLoader::auditAvailable, &model,
-                         [&model](int runId, const std::shared_ptr<const std::vector<ckpt::Finding>>& findings, const QString& note) {
+                         [&model](int runId, const std::shared_ptr<PlacedFindings>& findings, const QString& note) {
                              model.applyAudit(runId, findings.get(), note);
                          });
         loader.open(paths);

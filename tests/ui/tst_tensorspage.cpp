@@ -17,6 +17,8 @@
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QJsonArray>
+#include <QTemporaryDir>
 
 #include <cmath>
 
@@ -327,8 +329,131 @@ private slots:
         QCOMPARE(qint64(binned), t.numel);
         QCOMPARE(page.histogram()->barCount(), 64);
         QCOMPARE(page.shardMap()->barCount(), int(t.shards.size()));
-        QVERIFY(cell(*page.model(), sharded, TensorListModel::File).contains(QStringLiteral("shard")));
+        QVERIFY(cell(*page.model(), sharded, TensorListModel::File).contains(QStringLiteral("DCP chunks")));
+        // Each chunk's own statistics are written beside its bar.
+        QCOMPARE(t.stats->shardNotes.size(), qsizetype(t.shards.size()));
+        QVERIFY(t.stats->shardNotes.front().startsWith(QStringLiteral("mean ")));
         PageTest::grab(page, QStringLiteral("tensors_dcp"));
+    }
+
+    // DeepSpeed ZeRO-2 (sample_runs/deepspeed): each rank's optimizer file holds its partition of
+    // the flat fp32 master weights. One row merges them; its statistics are those of the two
+    // partitions concatenated, as PyTorch computes them.
+    void zeroPartitionsMergedAndPerRank()
+    {
+        const QString folder = PageTest::sampleRun(QStringLiteral("deepspeed/global_step40"));
+        // torch.load with DeepSpeed's modules stood in for (the files name its classes; it is not installed).
+        QTemporaryDir out;
+        QVERIFY(out.isValid());
+        const QString truthFile = out.filePath(QStringLiteral("truth.json"));
+        const QString failed = UiTest::runPython(QStringLiteral(
+            "import importlib.abc, importlib.machinery, json, sys, types, torch\n"
+            "class Stand(importlib.abc.MetaPathFinder, importlib.abc.Loader):\n"
+            "    def find_spec(self, name, path, target=None):\n"
+            "        if name.split('.')[0] == 'deepspeed':\n"
+            "            return importlib.machinery.ModuleSpec(name, self, is_package=True)\n"
+            "    def create_module(self, spec):\n"
+            "        m = types.ModuleType(spec.name)\n"
+            "        m.__path__ = []\n"
+            "        def attr(a):\n"
+            "            if a.startswith('__'):\n"
+            "                raise AttributeError(a)\n"
+            "            return type(a, (), {'__init__': lambda s, *x, **k: None, '__setstate__': lambda s, st: None})\n"
+            "        m.__getattr__ = attr\n"
+            "        return m\n"
+            "    def exec_module(self, m):\n"
+            "        pass\n"
+            "sys.meta_path.insert(0, Stand())\n"
+            "parts = [torch.load('%1/zero_pp_rank_%d_mp_rank_00_optim_states.pt' % r)\n"
+            "         ['optimizer_state_dict']['single_partition_of_fp32_groups'][0].double() for r in (0, 1)]\n"
+            "whole = torch.cat(parts)\n"
+            "json.dump({'sizes': [p.numel() for p in parts], 'mean': whole.mean().item(), 'l2': whole.norm().item(),\n"
+            "           'min': whole.min().item(), 'max': whole.max().item(), 'mean0': parts[0].mean().item()},\n"
+            "          open(sys.argv[1], 'w'))\n").arg(folder), truthFile);
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        const QJsonObject truth = UiTest::readJson(truthFile);
+        QVERIFY(!truth.isEmpty());
+
+        CheckpointTensorsPage page;
+        QAbstractItemModelTester tester(page.model());
+        QVERIFY(loadStatsAndWait(page, PageTest::state(QStringLiteral("deepspeed/global_step40"))));
+        const std::vector<TensorRow>& rows = page.model()->tensors();
+        const auto group = std::find_if(rows.begin(), rows.end(), [](const TensorRow& r) {
+            return !r.members.empty() && r.name.endsWith(QStringLiteral("single_partition_of_fp32_groups/0"));
+        });
+        QVERIFY(group != rows.end());
+        QVERIFY(!group->replicated);
+        QCOMPARE(group->shardKind, QStringLiteral("ZeRO partitions"));
+        QCOMPARE(group->members.size(), std::size_t(2));
+        const QJsonArray sizes = truth[QStringLiteral("sizes")].toArray();
+        QCOMPARE(group->shards[0].rank, 0);
+        QCOMPARE(group->shards[1].rank, 1);
+        QCOMPARE(group->shards[0].offsets, std::vector<int64_t>{0});
+        QCOMPARE(group->shards[1].offsets, std::vector<int64_t>{sizes[0].toInteger()});
+        QCOMPARE(group->numel, sizes[0].toInteger() + sizes[1].toInteger());
+        QVERIFY(group->stats && group->stats->problem.isEmpty());
+        QVERIFY(near(group->stats->mean, truth[QStringLiteral("mean")]));
+        QVERIFY(near(group->stats->l2, truth[QStringLiteral("l2")]));
+        QVERIFY(near(group->stats->min, truth[QStringLiteral("min")]));
+        QVERIFY(near(group->stats->max, truth[QStringLiteral("max")]));
+        // Per partition: rank 0's own statistics, and the per-rank rows point at the merged one.
+        QCOMPARE(group->stats->shardStats.size(), std::size_t(2));
+        QVERIFY(near(group->stats->shardStats[0].mean, truth[QStringLiteral("mean0")]));
+        const int groupRow = static_cast<int>(group - rows.begin());
+        for (const int m : group->members)
+            QCOMPARE(rows[static_cast<std::size_t>(m)].group, groupRow);
+        QVERIFY(cell(*page.model(), groupRow, TensorListModel::File).contains(QStringLiteral("[2 ZeRO partitions]")));
+
+        // Selecting rank 1's own row shows the map of both partitions.
+        const TensorRow& rank1 = rows[static_cast<std::size_t>(group->members[1])];
+        QVERIFY(page.selectTensor(rank1.name, rank1.file));
+        QVERIFY(!page.shardMap()->isHidden());
+        QCOMPARE(page.shardMap()->barCount(), 2);
+        PageTest::grab(page, QStringLiteral("tensors_zero_partitions"));
+    }
+
+    // DDP ranks that each saved the model: the copies are compared with rank 0's, bit for bit.
+    void ddpReplicasCompared()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString made = UiTest::runPython(QStringLiteral(
+            "import sys, torch\n"
+            "torch.manual_seed(0)\n"
+            "sd = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Linear(8, 2)).state_dict()\n"
+            "for r in range(3):\n"
+            "    s = {k: v.clone() for k, v in sd.items()}\n"
+            "    if r == 2: s['1.weight'][1, 2] -= 0.25\n"
+            "    torch.save(s, sys.argv[1] + '/model_rank%d.pt' % r)\n"), dir.path());
+        QVERIFY2(made.isEmpty(), qPrintable(made));
+        CheckpointTensorsPage page;
+        QAbstractItemModelTester tester(page.model());
+        QVERIFY(loadStatsAndWait(page, std::make_shared<const ckpt::TrainingState>(ckpt::readTrainingState(dir.path().toStdString()))));
+        int groups = 0;
+        for (const TensorRow& row : page.model()->tensors()) {
+            if (row.members.empty())
+                continue;
+            ++groups;
+            QVERIFY(row.replicated);
+            QCOMPARE(row.shardKind, QStringLiteral("replicas"));
+            QCOMPARE(row.shards.size(), std::size_t(3));
+            QVERIFY(row.stats);
+            QCOMPARE(row.stats->shardNotes.size(), qsizetype(3));
+            if (row.name == QStringLiteral("1.weight")) {
+                QCOMPARE(row.stats->shardNotes[1], QStringLiteral("identical"));
+                QVERIFY2(row.stats->shardNotes[2].startsWith(QStringLiteral("differs: 1 element(s), max |Δ| 0.25")),
+                         qPrintable(row.stats->shardNotes[2]));
+                QCOMPARE(row.stats->shardSummary, QStringLiteral("1 rank(s) hold a different copy"));
+                QVERIFY(row.stats->problem.isEmpty()); // the statistics are rank 0's
+                QVERIFY(page.selectTensor(row.name, row.file));
+                QCOMPARE(page.shardMap()->barCount(), 3);
+            } else {
+                QVERIFY2(row.stats->problem.isEmpty() && row.stats->shardSummary.isEmpty(), qPrintable(row.name));
+                QCOMPARE(row.stats->shardNotes[2], QStringLiteral("identical"));
+            }
+        }
+        QCOMPARE(groups, 4); // 0.weight, 0.bias, 1.weight, 1.bias
+        PageTest::grab(page, QStringLiteral("tensors_ddp_replicas"));
     }
 };
 

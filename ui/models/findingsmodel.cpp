@@ -4,6 +4,10 @@
 #include "ui/palettecolors.h"
 #include "ui/textformat.h"
 
+#include <QFileInfo>
+
+#include <limits>
+
 namespace {
 
 QString evidenceText(const ckpt::Finding& finding)
@@ -12,6 +16,23 @@ QString evidenceText(const ckpt::Finding& finding)
     for (const ckpt::Evidence& evidence : finding.evidence)
         lines.append(QStringLiteral("%1: %2  (%3)").arg(fromUtf8(evidence.what), fromUtf8(evidence.value), fromUtf8(evidence.where)));
     return lines.join(QLatin1Char('\n'));
+}
+
+// Paths under the run's folder, shown from there: the run is in the Checkpoint column already,
+// and a full path would push the rest of the text out of the cell. The tooltip keeps them whole.
+QString belowRoot(const QString& text, const QString& root)
+{
+    if (root.isEmpty())
+        return text;
+    QString shown = text;
+    shown.replace(root + QLatin1Char('/'), QString());
+    shown.replace(root, QFileInfo(root).fileName()); // the folder itself: by its name
+    return shown;
+}
+
+QString whereText(const ckpt::Finding& finding)
+{
+    return finding.evidence.empty() ? fromUtf8(finding.file) : fromUtf8(finding.evidence.front().where);
 }
 
 } // namespace
@@ -54,8 +75,10 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const
     case CheckpointIndexRole:
         return row.checkpointIndex;
     case SortRole:
+        // Severity, then the order found in (reversed, so that worst-first keeps that order): a
+        // total order, so rows keep their places when a filter changes.
         if (index.column() == Severity)
-            return static_cast<int>(finding.severity);
+            return static_cast<qlonglong>(finding.severity) * (qlonglong(1) << 32) + (std::numeric_limits<int>::max() - index.row());
         [[fallthrough]];
     case Qt::DisplayRole:
         switch (static_cast<Column>(index.column())) {
@@ -66,11 +89,11 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const
         case Checkpoint:
             return row.checkpointName.isEmpty() ? tr("(run)") : row.checkpointName;
         case Message:
-            return fromUtf8(finding.message);
+            return belowRoot(fromUtf8(finding.message), row.root);
         case Rule:
             return fromUtf8(finding.rule);
         case Where:
-            return finding.evidence.empty() ? fromUtf8(finding.file) : fromUtf8(finding.evidence.front().where);
+            return belowRoot(whereText(finding), row.root);
         case ColumnCount:
             break;
         }
@@ -80,6 +103,9 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const
             return severityIcon(static_cast<int>(finding.severity));
         break;
     case Qt::ToolTipRole: {
+        if (index.column() == Where)
+            return whereText(finding).isEmpty() || finding.file.empty() ? whereText(finding)
+                                                                        : whereText(finding) + QLatin1Char('\n') + fromUtf8(finding.file);
         QString tip = fromUtf8(finding.message);
         const QString evidence = evidenceText(finding);
         if (!evidence.isEmpty())
@@ -128,7 +154,8 @@ QVariant FindingsModel::headerData(int section, Qt::Orientation orientation, int
         case Rule:
             return tr("Stable rule id, as `ckpt audit` prints it");
         case Where:
-            return tr("Provenance of the first piece of evidence: file and key path");
+            return tr("Provenance of the first piece of evidence: file and key path, from the run's folder "
+                      "(hover a cell for the full path)");
         case ColumnCount:
             break;
         }

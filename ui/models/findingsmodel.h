@@ -14,6 +14,7 @@ struct FindingRow {
     int checkpointIndex = -1; // -1: about the run as a whole
     QString checkpointName;   // "checkpoint-0000300", "" for the run
     ckpt::Finding finding;
+    QString root; // the opened run's folder: paths below it are shown relative to it
 };
 
 class FindingsModel final : public QAbstractTableModel {

@@ -121,13 +121,13 @@ void RunBrowserModel::applyState(int runId, int index, std::shared_ptr<const ckp
     emit findingsChanged(runId);
 }
 
-void RunBrowserModel::applyAudit(int runId, const std::vector<ckpt::Finding>* findings, const QString& note)
+void RunBrowserModel::applyAudit(int runId, PlacedFindings* findings, const QString& note)
 {
     const RunDataPtr target = run(runId);
     if (!target)
         return;
     if (findings)
-        target->applyAudit(*findings);
+        target->applyAudit(std::move(*findings));
     target->auditNote = note;
     const QModelIndex parentIndex = runIndex(runId);
     emit dataChanged(parentIndex, parentIndex.siblingAtColumn(ColumnCount - 1));

@@ -29,7 +29,7 @@ public:
     void clear();
     void applyState(int runId, int index, std::shared_ptr<const ckpt::TrainingState> state, const QString& error,
                     std::vector<std::pair<std::string, uint64_t>> sizes);
-    void applyAudit(int runId, const std::vector<ckpt::Finding>* findings, const QString& note);
+    void applyAudit(int runId, PlacedFindings* findings, const QString& note);
 
     const std::vector<RunDataPtr>& runs() const { return m_runs; }
     RunDataPtr run(int runId) const;

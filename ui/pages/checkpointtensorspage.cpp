@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "ui/backgroundpriority.h"
 #include "ui/pages/checkpointtensorspage.h"
 
 #include "core/checkpoint_file.h"
@@ -9,6 +10,7 @@
 #include "ui/pages/tensorlistmodel.h"
 #include "ui/plots/histogramplot.h"
 #include "ui/plots/shardmapplot.h"
+#include "ui/quietprogressbar.h"
 #include "ui/textformat.h"
 
 #include <QCheckBox>
@@ -16,7 +18,6 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
-#include <QProgressBar>
 #include <QPromise>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -31,7 +32,7 @@ CheckpointTensorsPage::CheckpointTensorsPage(QWidget* parent)
     , m_filter(new QLineEdit(this))
     , m_summary(new QLabel(this))
     , m_errorLabel(new QLabel(this))
-    , m_progress(new QProgressBar(this))
+    , m_progress(new QuietProgressBar(this))
     , m_cancel(new QToolButton(this))
     , m_view(new CopyTableView(this))
     , m_histogram(new HistogramPlot(this))
@@ -99,20 +100,24 @@ CheckpointTensorsPage::CheckpointTensorsPage(QWidget* parent)
     layout->addWidget(m_errorLabel);
     layout->addWidget(split, 1);
 
-    connect(&m_collect, &QFutureWatcher<CheckpointTensors>::progressValueChanged, m_progress, &QProgressBar::setValue);
-    connect(&m_collect, &QFutureWatcher<CheckpointTensors>::progressRangeChanged, m_progress, &QProgressBar::setRange);
+    connect(&m_collect, &QFutureWatcher<CheckpointTensors>::progressValueChanged, m_progress, &QuietProgressBar::setValueQuietly);
+    connect(&m_collect, &QFutureWatcher<CheckpointTensors>::progressRangeChanged, m_progress, &QuietProgressBar::setRangeQuietly);
     connect(&m_collect, &QFutureWatcher<CheckpointTensors>::finished, this, &CheckpointTensorsPage::onTensorsCollected);
     connect(&m_stats, &QFutureWatcher<TensorStatsView>::resultReadyAt, this, [this](int row) {
         if (!m_computingStats)
             return;
         m_model->setStats(row, m_stats.future().resultAt(row));
-        if (m_proxy->mapToSource(m_view->currentIndex()).row() == row)
+        const TensorRow* current = m_model->tensorAt(m_proxy->mapToSource(m_view->currentIndex()).row());
+        if (current && (current == m_model->tensorAt(row) || current->group == row))
             showSelected();
     });
-    connect(&m_stats, &QFutureWatcher<TensorStatsView>::progressValueChanged, m_progress, &QProgressBar::setValue);
+    connect(&m_stats, &QFutureWatcher<TensorStatsView>::progressValueChanged, m_progress, &QuietProgressBar::setValueQuietly);
     connect(m_progress, &QProgressBar::valueChanged, this, [this](int value) {
-        if (m_collecting || m_computingStats)
-            emit progress(value, m_progress->maximum());
+        if (!m_collecting && !m_computingStats)
+            return;
+        emit progress(value, m_progress->maximum());
+        emit jobProgress(jobId(), value, m_progress->maximum(),
+                         m_collecting ? tr("Reading the checkpoint's tensors…") : tr("Computing tensor statistics…"));
     });
     connect(&m_stats, &QFutureWatcher<TensorStatsView>::finished, this, &CheckpointTensorsPage::onStatsFinished);
     showSelected();
@@ -148,10 +153,11 @@ void CheckpointTensorsPage::setCheckpoint(std::shared_ptr<const ckpt::TrainingSt
         showSelected();
         return;
     }
-    m_progress->setRange(0, 0);
-    showBusy(true);
+    m_progress->setRangeQuietly(0, 0);
     m_collecting = true;
+    showBusy(true);
     m_collect.setFuture(QtConcurrent::run([state = m_state](QPromise<CheckpointTensors>& promise) {
+        lowerThreadPriority();
         promise.addResult(collectTensors(*state, [&promise](int done, int total) {
             promise.setProgressRange(0, total);
             promise.setProgressValue(done);
@@ -182,6 +188,16 @@ void CheckpointTensorsPage::showBusy(bool busy)
 {
     m_progress->setVisible(busy);
     m_cancel->setVisible(busy);
+    if (busy)
+        emit jobProgress(jobId(), m_progress->value(), m_progress->maximum(),
+                         m_collecting ? tr("Reading the checkpoint's tensors…") : tr("Computing tensor statistics…"));
+    else
+        emit jobFinished(jobId());
+}
+
+QString CheckpointTensorsPage::jobId()
+{
+    return QStringLiteral("tensors");
 }
 
 void CheckpointTensorsPage::onTensorsCollected()
@@ -214,11 +230,12 @@ void CheckpointTensorsPage::startStats()
 {
     if (!m_tensors || m_tensors->rows.empty())
         return;
-    m_progress->setRange(0, static_cast<int>(m_tensors->rows.size()));
-    m_progress->setValue(0);
-    showBusy(true);
+    m_progress->setRangeQuietly(0, static_cast<int>(m_tensors->rows.size()));
+    m_progress->setValueQuietly(0);
     m_computingStats = true;
+    showBusy(true);
     m_stats.setFuture(QtConcurrent::run([tensors = m_tensors](QPromise<TensorStatsView>& promise) {
+        lowerThreadPriority();
         ckpt::StatsOptions options;
         options.progress = [&promise](const ckpt::StatsProgress&) { return !promise.isCanceled(); };
         const auto& rows = tensors->rows;
@@ -295,11 +312,28 @@ void CheckpointTensorsPage::showSelected()
         m_histogram->setHistogram(PlotMath::histogramBars(s->histLo, s->histHi, s->histCounts), title, tr("value"));
     else
         m_histogram->clear(tr("%1: no finite%2 element to bin").arg(t->name, log ? tr(" non-zero") : QString()));
-    m_shardMap->setVisible(!t->shards.empty());
-    if (t->shards.empty())
+    showShardMap(*t);
+}
+
+void CheckpointTensorsPage::showShardMap(const TensorRow& selected)
+{
+    // A per-rank tensor shows the map of its group: where its piece sits, or whether its copy agrees.
+    const TensorRow* t = selected.group >= 0 ? m_model->tensorAt(selected.group) : &selected;
+    if (!t || t->shards.empty()) {
         m_shardMap->clear();
-    else
-        m_shardMap->setShardMap(PlotMath::shardMap(t->shape, t->shards), tr("%1: %2 shards").arg(t->name).arg(t->shards.size()));
+        m_shardMap->setVisible(false);
+        return;
+    }
+    std::vector<TensorShard> shards = t->shards;
+    if (t->stats) {
+        for (std::size_t i = 0; i < shards.size() && i < static_cast<std::size_t>(t->stats->shardNotes.size()); ++i)
+            shards[i].note = t->stats->shardNotes[static_cast<qsizetype>(i)];
+    }
+    QString title = tr("%1: %2 %3").arg(t->name).arg(shards.size()).arg(t->shardKind);
+    if (t->replicated && t->stats)
+        title += t->stats->shardSummary.isEmpty() ? tr(" — identical on every rank") : tr(" — ") + t->stats->shardSummary;
+    m_shardMap->setVisible(true);
+    m_shardMap->setShardMap(PlotMath::shardMap(t->shape, shards), title);
 }
 
 QString CheckpointTensorsPage::summaryText() const

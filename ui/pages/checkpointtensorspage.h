@@ -21,7 +21,7 @@ class HistogramPlot;
 class QCheckBox;
 class QLabel;
 class QLineEdit;
-class QProgressBar;
+class QuietProgressBar;
 class QSortFilterProxyModel;
 class QToolButton;
 class ShardMapPlot;
@@ -41,6 +41,8 @@ public:
     void cancel();
     bool isBusy() const;
     bool isComputingStats() const;
+    /// The id its jobProgress() and jobFinished() use.
+    static QString jobId();
 
     TensorListModel* model() const { return m_model; }
     QSortFilterProxyModel* proxy() const { return m_proxy; }
@@ -61,6 +63,10 @@ signals:
     void statsFinished();
     /// Files read, then statistics computed: for a status-bar progress bar (the page shows its own).
     void progress(int done, int total);
+    /// The same for the window's job indicator, under the job id "tensors"; `what` says which stage.
+    void jobProgress(const QString& job, int done, int total, const QString& what);
+    /// The page's background work is over (done, cancelled, or replaced by nothing).
+    void jobFinished(const QString& job);
 
 private:
     void onTensorsCollected();
@@ -68,6 +74,7 @@ private:
     void onStatsFinished();
     void showBusy(bool busy);
     void showSelected();
+    void showShardMap(const TensorRow& selected);
     void updateSummary();
 
     TensorListModel* m_model;
@@ -75,7 +82,7 @@ private:
     QLineEdit* m_filter;
     QLabel* m_summary;
     QLabel* m_errorLabel;
-    QProgressBar* m_progress;
+    QuietProgressBar* m_progress;
     QToolButton* m_cancel;
     CopyTableView* m_view;
     HistogramPlot* m_histogram;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "ui/backgroundpriority.h"
 #include "ui/pages/optimizerpage.h"
 
 #include "core/checkpoint_stats.h"
@@ -85,10 +86,21 @@ OptimizerPage::OptimizerPage(QWidget* parent)
         if (m_computingStats)
             m_moments->setStats(row, m_stats.future().resultAt(row));
     });
+    connect(&m_stats, &QFutureWatcher<TensorStatsView>::progressValueChanged, this, [this](int done) {
+        if (m_computingStats)
+            emit jobProgress(statsJobId(), done, m_stats.progressMaximum(), tr("Computing moment statistics…"));
+    });
+    connect(&m_historyJob, &QFutureWatcher<MomentHistory>::progressValueChanged, this, [this](int done) {
+        if (!m_readingHistory)
+            return;
+        emit jobProgress(historyJobId(), done, m_historyJob.progressMaximum(), tr("Reading the moments across the run…"));
+        m_plotNote->setText(tr("Reading the moments of the run's checkpoints: %1 of %2…").arg(done).arg(m_historyJob.progressMaximum()));
+    });
     connect(&m_stats, &QFutureWatcher<TensorStatsView>::finished, this, [this] {
         if (!m_computingStats)
             return;
         m_computingStats = false;
+        emit jobFinished(statsJobId());
         m_momentsView->resizeColumnsToContents();
         emit statsFinished();
     });
@@ -96,9 +108,13 @@ OptimizerPage::OptimizerPage(QWidget* parent)
         if (!m_readingHistory)
             return;
         m_readingHistory = false;
-        if (m_historyJob.future().resultCount() > 0)
+        emit jobFinished(historyJobId());
+        const bool cancelled = m_historyJob.future().isCanceled();
+        if (!cancelled && m_historyJob.future().resultCount() > 0)
             m_history = m_historyJob.future().result();
         drawNorms();
+        if (cancelled)
+            m_plotNote->setText(tr("Reading the moments across the run was cancelled; select the checkpoint again to read them."));
         emit historyFinished();
     });
     setCheckpoint(nullptr);
@@ -115,10 +131,24 @@ void OptimizerPage::cancel()
     m_historyJob.cancel();
 }
 
+QString OptimizerPage::statsJobId()
+{
+    return QStringLiteral("optimizer-stats");
+}
+
+QString OptimizerPage::historyJobId()
+{
+    return QStringLiteral("optimizer-history");
+}
+
 void OptimizerPage::setCheckpoint(std::shared_ptr<const ckpt::TrainingState> state,
                                   std::shared_ptr<const ckpt::RunHistory> run)
 {
     cancel();
+    if (m_computingStats)
+        emit jobFinished(statsJobId());
+    if (m_readingHistory)
+        emit jobFinished(historyJobId());
     m_computingStats = false;
     m_readingHistory = false;
     m_stats.setFuture(QFuture<TensorStatsView>());
@@ -158,13 +188,17 @@ void OptimizerPage::startStats()
     for (const MomentRow& row : m_moments->rows())
         sources.push_back(row.from);
     m_computingStats = true;
+    emit jobProgress(statsJobId(), 0, static_cast<int>(sources.size()), tr("Computing moment statistics…"));
     m_stats.setFuture(QtConcurrent::run([sources = std::move(sources)](QPromise<TensorStatsView>& promise) {
+        lowerThreadPriority();
         ckpt::TensorSource source;
         ckpt::StatsOptions options;
         options.progress = [&promise](const ckpt::StatsProgress&) { return !promise.isCanceled(); };
+        promise.setProgressRange(0, static_cast<int>(sources.size()));
         for (std::size_t i = 0; i < sources.size(); ++i) {
             if (promise.isCanceled())
                 return;
+            promise.setProgressValue(static_cast<int>(i));
             if (sources[i].file.empty())
                 continue; // a parameter with a step and no moment
             try {
@@ -183,9 +217,18 @@ void OptimizerPage::startStats()
 void OptimizerPage::startHistory(std::shared_ptr<const ckpt::RunHistory> run)
 {
     m_readingHistory = true;
-    m_plotNote->setText(tr("Reading the moments of the run's %1 checkpoints…").arg(run->checkpoints.size()));
+    const int total = static_cast<int>(run->checkpoints.size());
+    m_plotNote->setText(tr("Reading the moments of the run's %1 checkpoints…").arg(total));
+    emit jobProgress(historyJobId(), 0, total, tr("Reading the moments across the run…"));
     m_historyJob.setFuture(QtConcurrent::run([run](QPromise<MomentHistory>& promise) {
-        promise.addResult(momentHistory(*run, [&promise](int, int) { return !promise.isCanceled(); }));
+        lowerThreadPriority();
+        MomentHistory history = momentHistory(*run, [&promise](int done, int total) {
+            promise.setProgressRange(0, total);
+            promise.setProgressValue(done);
+            return !promise.isCanceled();
+        });
+        if (!promise.isCanceled())
+            promise.addResult(std::move(history));
     }));
 }
 

@@ -47,9 +47,17 @@ public:
     const MomentHistory& history() const { return m_history; }
     QString headerText() const;
 
+    /// The ids its jobProgress() and jobFinished() use: this checkpoint's moment statistics, and
+    /// the moments read across the run's checkpoints.
+    static QString statsJobId();
+    static QString historyJobId();
+
 signals:
     void statsFinished();
     void historyFinished();
+    /// For the window's job indicator (the status bar's progress bar with Cancel).
+    void jobProgress(const QString& job, int done, int total, const QString& what);
+    void jobFinished(const QString& job);
 
 private:
     void startStats();

@@ -72,8 +72,18 @@ QVariant TensorListModel::data(const QModelIndex& index, int role) const
             return tr("No statistics: %1").arg(row.stats->problem);
         if (isStatsColumn(column) && row.stats && column != NonFinite && column != Zeros)
             return QString::number(sortValue(row, column).toDouble(), 'g', 17); // the exact value
+        if (column == File && row.stats && !row.stats->shardNotes.isEmpty()) {
+            QStringList lines{displayText(row, column)};
+            if (!row.stats->shardSummary.isEmpty())
+                lines.append(row.stats->shardSummary);
+            for (qsizetype i = 0; i < row.stats->shardNotes.size() && i < qsizetype(row.shards.size()); ++i)
+                lines.append(tr("rank %1: %2").arg(row.shards[std::size_t(i)].rank).arg(row.stats->shardNotes[i]));
+            return lines.join(QLatin1Char('\n'));
+        }
         return column == Name || column == File ? displayText(row, column) : QVariant();
     case Qt::ForegroundRole:
+        if (column == File && row.stats && !row.stats->shardSummary.isEmpty())
+            return QVariant(warningColor()); // replicas that disagree
         return row.problem.isEmpty() ? QVariant() : QVariant(warningColor());
     case Qt::TextAlignmentRole:
         if (column == Numel || column == Bytes || isStatsColumn(column))
@@ -103,7 +113,7 @@ QString TensorListModel::displayText(const TensorRow& row, Column column) const
     case Bytes:
         return humanBytes(row.bytes);
     case File:
-        return row.shards.empty() ? row.file : tr("%1 (%2 shards)").arg(row.file).arg(row.shards.size());
+        return row.shards.empty() ? row.file : tr("%1 [%2 %3]").arg(row.file).arg(row.shards.size()).arg(row.shardKind);
     case Min:
         return s ? number(s->min) : QString();
     case Max:
@@ -187,7 +197,8 @@ QVariant TensorListModel::headerData(int section, Qt::Orientation orientation, i
     case Bytes:
         return tip ? tr("Bytes of the tensor's elements (numel × element size), not of its storage") : tr("Bytes");
     case File:
-        return tip ? tr("File of the checkpoint that holds the tensor; for a sharded tensor, every file with a shard")
+        return tip ? tr("File of the checkpoint that holds the tensor; for a sharded tensor (DCP chunks, ZeRO partitions) "
+                        "or one saved by every rank (replicas), every file with a piece or a copy")
                    : tr("File");
     case Min:
         return tip ? tr("Smallest finite element (complex tensors: of the magnitudes |z|)") : tr("Min");

@@ -4,14 +4,19 @@
 #include "core/checkpoint_file.h"
 #include "core/checkpoint_stats.h"
 #include "core/dcp_checkpoint.h"
+#include "core/tensor_compare.h"
 #include "core/tensor_stats.h"
 #include "core/training_state.h"
 #include "ui/textformat.h"
 
 #include <QDir>
 #include <QObject>
+#include <QRegularExpression>
 #include <QFileInfo>
 
+#include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 
 using namespace ckpt;
@@ -91,8 +96,90 @@ void addDcpRows(const DcpCheckpoint& dcp, std::vector<TensorRow>& rows)
                 files.append(fromUtf8(chunk.file));
         }
         row.file = files.join(QStringLiteral(", "));
+        row.shardKind = QObject::tr("DCP chunks");
         row.problem = fromUtf8(e.problem);
         rows.push_back(std::move(row));
+    }
+}
+
+// A folder the layout does not know (model_rank0.pt, model_rank1.pt...): the rank in the name,
+// as core's checkpoint statistics read it.
+int rankFromName(const std::string& path)
+{
+    static const QRegularExpression pattern(QStringLiteral("(?:rank|_pp_rank_)[-_]?(\\d+)"));
+    const QRegularExpressionMatch match = pattern.match(QFileInfo(fromUtf8(path)).fileName());
+    return match.hasMatch() ? match.captured(1).toInt() : -1;
+}
+
+struct OpenedFile {
+    int rank = -1;
+    std::string role;
+};
+
+// The same key in the files of several ranks: ZeRO partitions of one flat tensor (DeepSpeed's
+// per-rank optimizer files), or copies each DDP rank saved of the same tensor. One row more per
+// key merges them (partitions) or checks they agree (replicas); the per-rank rows stay. RNG
+// files are per-rank states, different by design: never grouped.
+void addRankGroups(Layout layout, const std::vector<OpenedFile>& opened, std::vector<TensorRow>& rows)
+{
+    std::map<QString, std::vector<int>> byKey; // ordered: the group rows come in name order
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const TensorRow& row = rows[i];
+        if (row.fileIndex < 0)
+            continue;
+        const OpenedFile& file = opened[static_cast<std::size_t>(row.fileIndex)];
+        if (file.rank >= 0 && file.role != "rng")
+            byKey[row.name].push_back(static_cast<int>(i));
+    }
+    for (auto& [name, members] : byKey) {
+        std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
+            return opened[static_cast<std::size_t>(rows[static_cast<std::size_t>(a)].fileIndex)].rank
+                < opened[static_cast<std::size_t>(rows[static_cast<std::size_t>(b)].fileIndex)].rank;
+        });
+        if (members.size() < 2)
+            continue;
+        const TensorRow& first = rows[static_cast<std::size_t>(members.front())];
+        // A scalar in every rank's ZeRO file (Adam's step) is a copy, not a piece.
+        const bool partitions = layout == Layout::DeepSpeed && !first.shape.empty()
+            && opened[static_cast<std::size_t>(first.fileIndex)].role == "optimizer";
+        bool sameShape = true;
+        for (const int m : members) {
+            const TensorRow& r = rows[static_cast<std::size_t>(m)];
+            sameShape = sameShape && r.shape == first.shape && r.dtype == first.dtype;
+        }
+        if (!partitions && !sameShape)
+            continue; // not copies of one tensor, nor pieces of one
+        TensorRow group;
+        group.name = name;
+        group.dtype = first.dtype;
+        group.shardKind = partitions ? QObject::tr("ZeRO partitions") : QObject::tr("replicas");
+        group.members = members;
+        group.replicated = !partitions;
+        QStringList files;
+        int64_t offset = 0;
+        for (const int m : members) {
+            const TensorRow& r = rows[static_cast<std::size_t>(m)];
+            const int rank = opened[static_cast<std::size_t>(r.fileIndex)].rank;
+            files.append(r.file);
+            if (partitions) {
+                group.shards.push_back({rank, {offset}, {r.numel}, r.file, {}});
+                offset += r.numel;
+                group.bytes += r.bytes;
+            } else {
+                group.shards.push_back({rank, std::vector<int64_t>(r.shape.size(), 0), r.shape, r.file, {}});
+            }
+            if (!r.problem.isEmpty() && group.problem.isEmpty())
+                group.problem = r.problem;
+        }
+        group.shape = partitions ? std::vector<int64_t>{offset} : first.shape;
+        group.numel = partitions ? offset : first.numel;
+        if (!partitions)
+            group.bytes = first.bytes;
+        group.file = files.join(QStringLiteral(", "));
+        const int at = static_cast<int>(rows.size());
+        for (const int m : members)
+            rows[static_cast<std::size_t>(m)].group = at;
+        rows.push_back(std::move(group));
     }
 }
 
@@ -116,18 +203,21 @@ CheckpointTensors collectTensors(const TrainingState& state, const std::function
             files.push_back(&f);
     }
     const int total = static_cast<int>(files.size());
+    std::vector<OpenedFile> opened;
     for (int i = 0; i < total; ++i) {
         if (progress && !progress(i, total))
             return out;
-        const std::string& path = files[static_cast<std::size_t>(i)]->path;
+        const LayoutFile& info = *files[static_cast<std::size_t>(i)];
         try {
-            std::shared_ptr<const CheckpointFile> file = CheckpointFile::open(path);
-            addFileRows(file, static_cast<int>(out.files.size()), relativeName(state.layout.path, path), out.rows);
+            std::shared_ptr<const CheckpointFile> file = CheckpointFile::open(info.path);
+            addFileRows(file, static_cast<int>(out.files.size()), relativeName(state.layout.path, info.path), out.rows);
             out.files.push_back(std::move(file));
+            opened.push_back({info.rank >= 0 ? info.rank : rankFromName(info.path), info.role});
         } catch (const std::exception& e) {
             out.errors.append(fromUtf8(e.what()));
         }
     }
+    addRankGroups(state.layout.layout, opened, out.rows);
     if (progress)
         progress(total, total);
     return out;
@@ -156,6 +246,88 @@ TensorStatsView toStatsView(const TensorStats& stats)
     return v;
 }
 
+namespace {
+
+QString number(double v)
+{
+    return QString::number(v, 'g', 4);
+}
+
+QString shardNote(const TensorStatsView& v)
+{
+    if (!v.problem.isEmpty())
+        return v.problem;
+    return QObject::tr("mean %1, L2 %2").arg(number(v.mean), number(v.l2));
+}
+
+TensorStatsView partitionStats(const CheckpointTensors& tensors, const TensorRow& row, const StatsOptions& options)
+{
+    std::optional<StatsAccumulator> merged;
+    TensorStatsView out;
+    for (const int m : row.members) {
+        const TensorRow& member = tensors.rows.at(static_cast<std::size_t>(m));
+        const CheckpointFile& file = *tensors.files.at(static_cast<std::size_t>(member.fileIndex));
+        try {
+            const StatsAccumulator part = accumulateTensorStats(file, file.tensors().at(member.tensor), options);
+            out.shardStats.push_back(toStatsView(part.finish()));
+            if (!merged)
+                merged.emplace(part);
+            else
+                merged->merge(part);
+        } catch (const CancelledError&) {
+            throw;
+        } catch (const std::exception& e) {
+            TensorStatsView failed;
+            failed.problem = fromUtf8(e.what());
+            out.shardStats.push_back(std::move(failed));
+            if (out.problem.isEmpty())
+                out.problem = QObject::tr("rank %1's partition: %2").arg(row.shards[out.shardStats.size() - 1].rank).arg(fromUtf8(e.what()));
+        }
+        out.shardNotes.append(shardNote(out.shardStats.back()));
+    }
+    if (merged && out.problem.isEmpty()) {
+        std::vector<TensorStatsView> shards = std::move(out.shardStats);
+        const QStringList notes = out.shardNotes;
+        out = toStatsView(merged->finish());
+        out.shardStats = std::move(shards);
+        out.shardNotes = notes;
+    }
+    return out;
+}
+
+TensorStatsView replicaStats(const CheckpointTensors& tensors, const TensorRow& row, const StatsOptions& options)
+{
+    const TensorRow& first = tensors.rows.at(static_cast<std::size_t>(row.members.front()));
+    const CheckpointFile& firstFile = *tensors.files.at(static_cast<std::size_t>(first.fileIndex));
+    const TensorInfo& firstTensor = firstFile.tensors().at(first.tensor);
+    TensorStatsView out = toStatsView(computeTensorStats(firstFile, firstTensor, options));
+    int differing = 0;
+    for (std::size_t i = 0; i < row.members.size(); ++i) {
+        if (i == 0) {
+            out.shardNotes.append(QObject::tr("the reference"));
+            continue;
+        }
+        const TensorRow& member = tensors.rows.at(static_cast<std::size_t>(row.members[i]));
+        const CheckpointFile& file = *tensors.files.at(static_cast<std::size_t>(member.fileIndex));
+        const TensorDiff d = compareTensors(firstFile, firstTensor, file, file.tensors().at(member.tensor), options);
+        if (!d.problem.empty()) {
+            out.shardNotes.append(fromUtf8(d.problem));
+            ++differing;
+        } else if (d.status == DiffStatus::Equal) {
+            out.shardNotes.append(QObject::tr("identical"));
+        } else {
+            out.shardNotes.append(QObject::tr("differs: %n element(s), max |Δ| %1", nullptr, static_cast<int>(d.nDiff))
+                                      .arg(number(d.maxAbsDiff)));
+            ++differing;
+        }
+    }
+    if (differing)
+        out.shardSummary = QObject::tr("%n rank(s) hold a different copy", nullptr, differing);
+    return out;
+}
+
+} // namespace
+
 TensorStatsView computeRowStats(const CheckpointTensors& tensors, const TensorRow& row, const StatsOptions& options)
 {
     if (row.dcpEntry >= 0 && tensors.dcp) {
@@ -164,8 +336,14 @@ TensorStatsView computeRowStats(const CheckpointTensors& tensors, const TensorRo
         TensorStatsView v = toStatsView(sharded.merged);
         if (v.problem.isEmpty() && !sharded.problem.empty())
             v.problem = fromUtf8(sharded.problem);
+        for (const ShardInfo& shard : sharded.shards) {
+            v.shardStats.push_back(toStatsView(shard.stats));
+            v.shardNotes.append(shardNote(v.shardStats.back()));
+        }
         return v;
     }
+    if (!row.members.empty())
+        return row.replicated ? replicaStats(tensors, row, options) : partitionStats(tensors, row, options);
     if (row.fileIndex < 0 || static_cast<std::size_t>(row.fileIndex) >= tensors.files.size()) {
         TensorStatsView v;
         v.problem = QObject::tr("the file holding this tensor is not open");

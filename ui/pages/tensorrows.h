@@ -21,12 +21,14 @@ struct TensorStats;
 struct TrainingState;
 }
 
-/// One saved piece of a logical tensor (a DCP chunk): where it sits in the global tensor.
+/// One saved piece of a logical tensor (a DCP chunk, a ZeRO rank's partition) or one rank's
+/// copy of a replicated tensor (DDP): where it sits in the global tensor.
 struct TensorShard {
     int rank = -1;
-    std::vector<int64_t> offsets; // per dimension
+    std::vector<int64_t> offsets; // per dimension (a partition: its flat offset)
     std::vector<int64_t> sizes;   // per dimension
     QString file;
+    QString note;                 // what the map writes beside it: its statistics, a replica's status
 };
 
 /// Statistics of one tensor as the page shows them; filled once computed in the background.
@@ -38,6 +40,11 @@ struct TensorStatsView {
     double logHistLo = 0, logHistHi = 0; // log10 |x| of the finite non-zero elements
     std::vector<uint64_t> logHistCounts;
     QString problem; // why there are no statistics (no bytes, unsupported dtype); empty when there are
+    // A sharded or replicated tensor: each shard's own statistics (in TensorRow::shards order) and,
+    // for replicas, each copy's status against the first rank's ("identical", "differs: ...").
+    std::vector<TensorStatsView> shardStats;
+    QStringList shardNotes;
+    QString shardSummary; // replicas that disagree: how many ranks differ; empty when all agree
 };
 
 TensorStatsView toStatsView(const ckpt::TensorStats& stats);
@@ -53,7 +60,13 @@ struct TensorRow {
     int fileIndex = -1;   // into CheckpointTensors::files, -1 when the tensor spans several files
     uint32_t tensor = 0;  // index into that file's tensors()
     int dcpEntry = -1;    // index into CheckpointTensors::dcp->entries for a DCP tensor
-    std::vector<TensorShard> shards; // empty unless the tensor is saved in pieces
+    std::vector<TensorShard> shards; // empty unless the tensor is saved in pieces or per rank
+    /// How the pieces relate: empty, "DCP chunks", "ZeRO partitions" (merged here) or "replicas"
+    /// (DDP: the same tensor saved by each rank).
+    QString shardKind;
+    bool replicated = false;  // the members are copies (compared), not pieces (merged)
+    std::vector<int> members; // a partition or replica row: the rows of the per-rank tensors
+    int group = -1;           // a per-rank tensor: the row that merges it with the other ranks'
     std::optional<TensorStatsView> stats;
 };
 
@@ -70,7 +83,9 @@ struct CheckpointTensors {
 CheckpointTensors collectTensors(const ckpt::TrainingState& state,
                                  const std::function<bool(int done, int total)>& progress = {});
 
-/// Statistics of one row, read from the files `tensors` keeps open (a DCP tensor: merged exactly
-/// over its chunks). Bad bytes give TensorStatsView::problem; throws ckpt::CancelledError when
+/// Statistics of one row, read from the files `tensors` keeps open (a DCP tensor or ZeRO
+/// partitions: merged exactly over their pieces, each piece's own in shardStats; replicas: the
+/// first rank's, each other rank compared with it in shardNotes). Bad bytes give
+/// TensorStatsView::problem; throws ckpt::CancelledError when
 /// `options.progress` cancels.
 TensorStatsView computeRowStats(const CheckpointTensors& tensors, const TensorRow& row, const ckpt::StatsOptions& options);

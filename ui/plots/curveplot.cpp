@@ -52,7 +52,7 @@ void CurvePlot::clear()
     m_markers.clear();
     m_plot->yAxis2->setVisible(false);
     setMessage({});
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    requestReplot(m_plot);
 }
 
 void CurvePlot::setAxisLabels(const QString& x, const QString& left, const QString& right)
@@ -143,7 +143,7 @@ void CurvePlot::fit()
     const PlotMath::Range y2 = PlotMath::paddedRange(right);
     m_plot->yAxis2->setRange(y2.lower, y2.upper);
     placeMarkerLabels();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    requestReplot(m_plot);
 }
 
 void CurvePlot::placeMarkerLabels()
@@ -163,7 +163,7 @@ void CurvePlot::setMessage(const QString& text)
     m_messageText = text;
     if (auto* title = qobject_cast<QCPTextElement*>(m_plot->plotLayout()->element(0, 0)))
         title->setText(text);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    requestReplot(m_plot);
 }
 
 bool CurvePlot::savePng(const QString& path, int width, int height)
@@ -240,5 +240,5 @@ void CurvePlot::applyPalette()
         else if (auto* label = qobject_cast<QCPItemText*>(item))
             label->setColor(text);
     }
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    requestReplot(m_plot);
 }

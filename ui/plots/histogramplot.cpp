@@ -78,7 +78,7 @@ void HistogramPlot::setTitle(const QString& title)
     m_title = title;
     if (auto* element = qobject_cast<QCPTextElement*>(m_plot->plotLayout()->element(0, 0)))
         element->setText(title);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    requestReplot(m_plot);
 }
 
 void HistogramPlot::changeEvent(QEvent* event)
@@ -95,5 +95,5 @@ void HistogramPlot::applyPalette()
     const QColor fill = seriesColor(pal, 0);
     m_bars->setPen(QPen(fill.darker(120)));
     m_bars->setBrush(fill);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    requestReplot(m_plot);
 }

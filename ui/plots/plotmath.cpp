@@ -78,6 +78,7 @@ ShardMap shardMap(const std::vector<int64_t>& shape, const std::vector<TensorSha
         bar.end = bar.start + (dim < s.sizes.size() ? static_cast<double>(s.sizes[dim]) : map.extent);
         bar.rank = s.rank;
         bar.file = s.file;
+        bar.note = s.note;
         map.bars.push_back(bar);
     }
     std::stable_sort(map.bars.begin(), map.bars.end(),

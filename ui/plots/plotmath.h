@@ -47,6 +47,7 @@ struct ShardBar {
     double end = 0;
     int rank = -1;
     QString file;
+    QString note; // the shard's statistics or a replica's status, when known
 };
 
 struct ShardMap {

@@ -26,3 +26,46 @@ void applyPlotPalette(QCustomPlot* plot, const QPalette& palette)
     plot->legend->setTextColor(text);
     plot->legend->setBorderPen(QPen(markerColor(palette)));
 }
+
+namespace {
+
+// Replots its plot once, the next time the plot is shown.
+class ReplotOnShow final : public QObject {
+public:
+    explicit ReplotOnShow(QCustomPlot* plot)
+        : QObject(plot)
+        , m_plot(plot)
+    {
+        setObjectName(name());
+        plot->installEventFilter(this);
+    }
+    static QString name() { return QStringLiteral("ckptReplotOnShow"); }
+    bool pending = false;
+
+protected:
+    bool eventFilter(QObject*, QEvent* event) override
+    {
+        if (event->type() == QEvent::Show && pending) {
+            pending = false;
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+        }
+        return false;
+    }
+
+private:
+    QCustomPlot* m_plot;
+};
+
+} // namespace
+
+void requestReplot(QCustomPlot* plot)
+{
+    if (plot->isVisible()) {
+        plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    auto* watcher = static_cast<ReplotOnShow*>(plot->findChild<QObject*>(ReplotOnShow::name(), Qt::FindDirectChildrenOnly));
+    if (!watcher)
+        watcher = new ReplotOnShow(plot);
+    watcher->pending = true;
+}

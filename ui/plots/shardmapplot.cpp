@@ -40,8 +40,11 @@ void ShardMapPlot::setShardMap(const PlotMath::ShardMap& map, const QString& tit
         rect->setProperty("colorIndex", bar.rank >= 0 ? bar.rank : bar.lane);
         auto* label = new QCPItemText(m_plot);
         label->position->setCoords((bar.start + bar.end) / 2, bar.lane + 0.5);
-        label->setText(bar.rank >= 0 ? tr("rank %1: [%2, %3)").arg(bar.rank).arg(bar.start).arg(bar.end)
-                                     : tr("[%1, %2)").arg(bar.start).arg(bar.end));
+        const QString extent = bar.rank >= 0 ? tr("rank %1: [%2, %3)").arg(bar.rank).arg(bar.start).arg(bar.end)
+                                             : tr("[%1, %2)").arg(bar.start).arg(bar.end);
+        // Two short lines rather than one long one: a bar near the edge keeps its label readable.
+        label->setText(bar.note.isEmpty() ? extent : extent + QLatin1Char('\n') + bar.note);
+        label->setClipToAxisRect(false);
     }
     m_barCount = static_cast<int>(map.bars.size());
     m_plot->xAxis->setLabel(tr("dimension %1 (size %2)").arg(map.dimension).arg(map.extent));
@@ -56,7 +59,7 @@ void ShardMapPlot::clear()
 {
     m_plot->clearItems();
     m_barCount = 0;
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    requestReplot(m_plot);
 }
 
 void ShardMapPlot::changeEvent(QEvent* event)
@@ -81,5 +84,5 @@ void ShardMapPlot::applyPalette()
             label->setColor(text);
         }
     }
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    requestReplot(m_plot);
 }
