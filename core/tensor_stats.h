@@ -11,10 +11,14 @@
 //    separately. With no finite element they are NaN (l2: 0).
 //  * std is Bessel-corrected like torch.std() (NaN for fewer than two finite elements).
 //  * Complex tensors are summarised on their magnitudes |z|.
-//  * Bool, 8- and 16-bit types are counted value by value, so every figure and both
-//    histograms are exact. 32- and 64-bit types have exact moments, min and max; their
-//    histograms place each element by its value rounded to 8 significant bits (a bfloat16),
-//    so an element within 0.4% of a bin edge can land in the neighbouring bin.
+//  * The linear histogram bins exactly as torch.histc(t, 64, min, max) does on the CPU
+//    (core/linear_bins.h says in which arithmetic). Bool, 8- and 16-bit types are counted
+//    value by value, so every figure and both histograms are exact. 32- and 64-bit types
+//    have exact moments, min and max and an exact linear histogram (their elements are binned
+//    once min and max are known, see scanViewsForStats); their log-|x| histogram places each
+//    element by its value rounded to 8 significant bits (a bfloat16), so an element within
+//    0.4% of a bin edge can land in the neighbouring bin. Partials merged over different
+//    ranges (shards) also estimate the linear histogram that way (exactHistograms false).
 #pragma once
 
 #include "core/dtype.h"
@@ -53,7 +57,8 @@ struct TensorStats {
     double absmax = std::numeric_limits<double>::quiet_NaN();
     Histogram hist;               // finite elements, linear over [min, max]; sums to `finite`
     Histogram logHist;            // finite non-zero elements, over log10|x|; sums to `finite - zeros`
-    bool exactHistograms = true;  // false for 32/64-bit types (bfloat16-resolution binning)
+    bool exactHistograms = true;  // linear histogram equal to torch.histc's (false: estimated from bfloat16-resolution counts)
+    bool exactLogHistogram = true; // false for 32/64-bit types (bfloat16-resolution binning)
     bool complexMagnitude = false;
     std::string problem;          // why there are no statistics (no bytes, sparse, unknown dtype); empty otherwise
 
@@ -113,5 +118,15 @@ TensorStats computeTensorStats(const CheckpointFile& file, const TensorInfo& ten
 /// The same as a mergeable partial (for shards). Throws FormatError when the tensor has no
 /// usable bytes, std::invalid_argument for unsupported dtypes, CancelledError when cancelled.
 StatsAccumulator accumulateTensorStats(const CheckpointFile& file, const TensorInfo& tensor, const StatsOptions& options = {});
+
+/// Makes the linear histogram of an accumulator merged from parts with different ranges
+/// (shards) exact again: bins every part's elements over the merged min and max, a second
+/// read of those parts. A no-op for types counted value by value (exact already) and when
+/// the histogram is exact. Throws like accumulateTensorStats.
+struct TensorPart {
+    const CheckpointFile* file = nullptr;
+    const TensorInfo* tensor = nullptr;
+};
+void rebinMergedStats(StatsAccumulator& merged, const std::vector<TensorPart>& parts);
 
 } // namespace ckpt

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+// Exact histogram binning (core/linear_bins.h). Built with -O3 but WITHOUT the
+// reassociation and contraction flags of the other kernel files: every bin index must be the
+// correctly rounded (v - lo) * 64 / (hi - lo) that torch.histc computes, element by element.
+// The linear index computation vectorizes on its own (no reduction); the counting then
+// rotates over small tables so that runs of equal bins do not wait on each other's stores.
+#include "core/linear_bins.h"
+
+#include "core/float_formats.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#define CKPT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define CKPT_INLINE [[gnu::always_inline]] inline
+
+namespace ckpt::kernels {
+namespace {
+
+constexpr std::size_t kBlock = 2048;
+constexpr uint8_t kSkip = 64; // index of non-finite elements: counted nowhere
+
+template<typename T>
+CKPT_INLINE T loadAt(const std::byte* p, std::size_t i)
+{
+    T v;
+    std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+    return v;
+}
+
+CKPT_INLINE uint8_t clampBin(int k) { return static_cast<uint8_t>(k < 0 ? 0 : k > 63 ? 63 : k); }
+
+// Element i as the value the statistics see, in float64 (float32 kind handled separately).
+template<Kind K>
+CKPT_INLINE double valueAt(const std::byte* p, std::size_t i)
+{
+    if constexpr (K == Kind::F64)
+        return loadAt<double>(p, i);
+    else if constexpr (K == Kind::I32)
+        return loadAt<int32_t>(p, i);
+    else if constexpr (K == Kind::U32)
+        return loadAt<uint32_t>(p, i);
+    else if constexpr (K == Kind::I64)
+        return static_cast<double>(loadAt<int64_t>(p, i));
+    else if constexpr (K == Kind::U64)
+        return static_cast<double>(loadAt<uint64_t>(p, i));
+    else if constexpr (K == Kind::C32) {
+        const double re = halfToFloat(loadAt<uint16_t>(p, 2 * i)), im = halfToFloat(loadAt<uint16_t>(p, 2 * i + 1));
+        return std::sqrt(re * re + im * im);
+    } else if constexpr (K == Kind::C64) {
+        const double re = loadAt<float>(p, 2 * i), im = loadAt<float>(p, 2 * i + 1);
+        return std::sqrt(re * re + im * im);
+    } else {
+        const double re = loadAt<double>(p, 2 * i), im = loadAt<double>(p, 2 * i + 1);
+        return std::sqrt(re * re + im * im);
+    }
+}
+
+CKPT_INLINE void indexF32(const std::byte* p, std::size_t i, std::size_t m, float lo, float width, uint8_t* idx)
+{
+    for (std::size_t j = 0; j < m; ++j) {
+        const uint32_t bits = loadAt<uint32_t>(p, i + j);
+        const bool finite = (bits & 0x7f800000u) != 0x7f800000u;
+        const float x = finite ? std::bit_cast<float>(bits) : lo;
+        const int k = static_cast<int>((x - lo) * 64.0f / width);
+        idx[j] = finite ? clampBin(k) : kSkip;
+    }
+}
+
+template<Kind K>
+CKPT_INLINE void indexF64(const std::byte* p, std::size_t i, std::size_t m, double lo, double width, uint8_t* idx)
+{
+    for (std::size_t j = 0; j < m; ++j) {
+        const double v = valueAt<K>(p, i + j);
+        const bool finite = (std::bit_cast<uint64_t>(v) & 0x7ff0000000000000ull) != 0x7ff0000000000000ull;
+        const double x = finite ? v : lo;
+        const int k = static_cast<int>((x - lo) * 64.0 / width);
+        idx[j] = finite ? clampBin(k) : kSkip;
+    }
+}
+
+// Log-histogram index of element bits `a` (|x| as float64 bits): the table's cell, or
+// kLookUp when the element needs the edges (its cell holds one, or there is no table).
+CKPT_INLINE uint8_t logIndex(uint64_t a, const uint8_t* table, int shift, uint64_t keyMin, uint64_t keys)
+{
+    constexpr uint64_t exp = 0x7ff0000000000000ull;
+    if ((a & exp) == exp || a == 0)
+        return kSkip;
+    // Outside the table only when |z| here rounds differently from the scan's (complex).
+    const uint64_t cell = (a >> shift) - keyMin;
+    return cell < keys ? table[cell] : LogBins::kLookUp;
+}
+
+template<Kind K>
+CKPT_INLINE double magnitudeAt(const std::byte* p, std::size_t i)
+{
+    if constexpr (K == Kind::F32)
+        return std::abs(static_cast<double>(loadAt<float>(p, i)));
+    else
+        return std::abs(valueAt<K>(p, i));
+}
+
+template<Kind K>
+CKPT_INLINE void binT(const std::byte* p, std::size_t n, const LinearBins& b, const LogBins& lb, uint64_t* linear, uint64_t* log)
+{
+    alignas(64) uint8_t idx[kBlock + 4];
+    alignas(64) uint8_t lidx[kBlock + 4];
+    uint32_t tables[4][kSkip + 1] = {};
+    uint32_t logTables[2][kSkip + 1] = {};
+    const uint8_t* table = lb.table.data();
+    const uint64_t keys = lb.table.size();
+    for (std::size_t i = 0; i < n; i += kBlock) {
+        const std::size_t m = std::min(kBlock, n - i);
+        if constexpr (K == Kind::F32)
+            indexF32(p, i, m, b.lo32, b.width32, idx);
+        else
+            indexF64<K>(p, i, m, b.lo, b.width, idx);
+        idx[m] = idx[m + 1] = idx[m + 2] = kSkip;
+        for (std::size_t j = 0; j < m; j += 4) {
+            ++tables[0][idx[j]];
+            ++tables[1][idx[j + 1]];
+            ++tables[2][idx[j + 2]];
+            ++tables[3][idx[j + 3]];
+        }
+        for (std::size_t j = 0; j < m; ++j)
+            lidx[j] = logIndex(std::bit_cast<uint64_t>(magnitudeAt<K>(p, i + j)), table, lb.shift, lb.keyMin, keys);
+        for (std::size_t j = 0; j < m; ++j) {
+            uint8_t e = lidx[j];
+            if (e == LogBins::kLookUp) [[unlikely]]
+                e = static_cast<uint8_t>(lb.binOf(magnitudeAt<K>(p, i + j)));
+            ++logTables[j & 1][e];
+        }
+        if ((i / kBlock) % 1024 == 1023 || i + m == n) { // 32-bit tables: flush well before they could overflow
+            for (int k = 0; k < 64; ++k) {
+                linear[k] += uint64_t(tables[0][k]) + tables[1][k] + tables[2][k] + tables[3][k];
+                log[k] += uint64_t(logTables[0][k]) + logTables[1][k];
+            }
+            std::memset(tables, 0, sizeof tables);
+            std::memset(logTables, 0, sizeof logTables);
+        }
+    }
+}
+
+#define CKPT_BIN(K) \
+    CKPT_CLONES void bin##K(const std::byte* p, std::size_t n, const LinearBins& b, const LogBins& lb, uint64_t* c, uint64_t* l) \
+    { binT<Kind::K>(p, n, b, lb, c, l); }
+CKPT_BIN(F32)
+CKPT_BIN(F64)
+CKPT_BIN(I32)
+CKPT_BIN(U32)
+CKPT_BIN(I64)
+CKPT_BIN(U64)
+CKPT_BIN(C32)
+CKPT_BIN(C64)
+CKPT_BIN(C128)
+#undef CKPT_BIN
+
+// The formula of the log histogram (the tests' reference applies it to torch.log10).
+std::size_t logFormula(double magnitude, double lo, double hi)
+{
+    const double pos = (std::log10(magnitude) - lo) / (hi - lo) * 64;
+    if (!(pos >= 0))
+        return 0;
+    return std::min<std::size_t>(63, static_cast<std::size_t>(pos));
+}
+
+} // namespace
+
+LinearBins LinearBins::over(Kind kind, double min, double max)
+{
+    LinearBins b;
+    // torch.histc widens an empty range by one on each side (in float64, before linspace).
+    b.lo = min == max ? min - 1 : min;
+    b.hi = min == max ? max + 1 : max;
+    b.single = kind == Kind::F32 || censusExact(kind);
+    b.lo32 = static_cast<float>(b.lo);
+    b.width32 = static_cast<float>(b.hi) - b.lo32;
+    b.width = b.hi - b.lo;
+    if (!(b.width32 > 0)) // a range too narrow for float32 after widening: everything in bin 0
+        b.width32 = std::numeric_limits<float>::infinity();
+    if (!(b.width > 0))
+        b.width = std::numeric_limits<double>::infinity();
+    return b;
+}
+
+std::size_t LinearBins::binOf(double v) const
+{
+    if (single) {
+        const float x = static_cast<float>(v);
+        return clampBin(static_cast<int>((x - lo32) * 64.0f / width32));
+    }
+    return clampBin(static_cast<int>((v - lo) * 64.0 / width));
+}
+
+LogBins LogBins::over(double minAbs, double absMax, uint64_t elements)
+{
+    LogBins lb;
+    lb.lo = std::log10(minAbs);
+    lb.hi = std::log10(absMax);
+    if (lb.lo == lb.hi) {
+        lb.lo -= 1;
+        lb.hi += 1;
+    }
+    const uint64_t from = std::bit_cast<uint64_t>(minAbs), to = std::bit_cast<uint64_t>(absMax);
+    auto binAt = [&](uint64_t bits) { return logFormula(std::bit_cast<double>(bits), lb.lo, lb.hi); };
+    for (std::size_t k = 1; k <= 63; ++k) {
+        double& edge = lb.edges[k - 1];
+        if (binAt(to) < k) {
+            edge = std::numeric_limits<double>::infinity();
+            continue;
+        }
+        if (binAt(from) >= k) {
+            edge = minAbs;
+            continue;
+        }
+        // Smallest bits in (L, H] with bin >= k; the bracket starts around 10^edge, where the
+        // formula changes bin up to rounding, and falls back to the whole range.
+        uint64_t L = from, H = to;
+        const double guess = std::pow(10.0, lb.lo + (lb.hi - lb.lo) * static_cast<double>(k) / 64);
+        const uint64_t gl = std::bit_cast<uint64_t>(guess * (1 - 1e-9)), gh = std::bit_cast<uint64_t>(guess * (1 + 1e-9));
+        if (gl > L && gl < H && binAt(gl) < k)
+            L = gl;
+        if (gh > L && gh < H && binAt(gh) >= k)
+            H = gh;
+        while (H - L > 1) {
+            const uint64_t mid = L + (H - L) / 2;
+            (binAt(mid) >= k ? H : L) = mid;
+        }
+        edge = std::bit_cast<double>(H);
+    }
+    // The finest key whose table has at most 32768 cells (L1-sized) and 1/8 of the elements.
+    const uint64_t maxCells = std::min<uint64_t>(32768, elements / 8);
+    int shift = 52;
+    while (shift > 0 && (to >> (shift - 1)) - (from >> (shift - 1)) + 1 <= maxCells)
+        --shift;
+    const uint64_t keyMin = from >> shift, keyMax = to >> shift;
+    if (keyMax - keyMin + 1 <= maxCells) {
+        lb.shift = shift;
+        lb.keyMin = keyMin;
+        lb.table.resize(keyMax - keyMin + 1);
+        for (uint64_t key = keyMin; key <= keyMax; ++key) {
+            const double first = std::bit_cast<double>(key << shift);
+            const double last = std::bit_cast<double>(((key + 1) << shift) - 1);
+            const std::size_t a = lb.binOf(first), b = lb.binOf(last);
+            lb.table[key - keyMin] = a == b ? static_cast<uint8_t>(a) : kLookUp;
+        }
+    }
+    return lb;
+}
+
+std::size_t LogBins::binOf(double magnitude) const
+{
+    return static_cast<std::size_t>(std::upper_bound(edges.begin(), edges.end(), magnitude) - edges.begin());
+}
+
+void binElements(Kind kind, const std::byte* p, std::size_t n, const LinearBins& b, const LogBins& lb, uint64_t* linear,
+                 uint64_t* log)
+{
+    switch (kind) {
+    case Kind::F32: return binF32(p, n, b, lb, linear, log);
+    case Kind::F64: return binF64(p, n, b, lb, linear, log);
+    case Kind::I32: return binI32(p, n, b, lb, linear, log);
+    case Kind::U32: return binU32(p, n, b, lb, linear, log);
+    case Kind::I64: return binI64(p, n, b, lb, linear, log);
+    case Kind::U64: return binU64(p, n, b, lb, linear, log);
+    case Kind::C32: return binC32(p, n, b, lb, linear, log);
+    case Kind::C64: return binC64(p, n, b, lb, linear, log);
+    case Kind::C128: return binC128(p, n, b, lb, linear, log);
+    default: return;
+    }
+}
+
+} // namespace ckpt::kernels
