@@ -82,16 +82,41 @@ CKPT_INLINE void indexF64(const std::byte* p, std::size_t i, std::size_t m, doub
     }
 }
 
-// Log-histogram index of element bits `a` (|x| as float64 bits): the table's cell, or
-// kLookUp when the element needs the edges (its cell holds one, or there is no table).
-CKPT_INLINE uint8_t logIndex(uint64_t a, const uint8_t* table, int shift, uint64_t keyMin, uint64_t keys)
+// Log-histogram cells of a block (see LogBins): the table cell of each element's key, or
+// the sentinel cell that says "no bin" (zero, non-finite) or "look it up in the edges" (a
+// float32 subnormal, or a |z| that rounds differently here than in the scan, out of range).
+// Pure integer arithmetic on the bits, so it vectorizes.
+CKPT_INLINE void cellsF32(const std::byte* p, std::size_t i, std::size_t m, const LogBins& lb, uint16_t* cell)
 {
-    constexpr uint64_t exp = 0x7ff0000000000000ull;
-    if ((a & exp) == exp || a == 0)
-        return kSkip;
-    // Outside the table only when |z| here rounds differently from the scan's (complex).
-    const uint64_t cell = (a >> shift) - keyMin;
-    return cell < keys ? table[cell] : LogBins::kLookUp;
+    // The float64 bits of a normal float32 with bits a are (a + (896 << 23)) << 29, so its key
+    // minus keyMin is (a >> k) + (896 << (23 - k)) - keyMin with k = shift - 29 (0..23): in
+    // 32-bit arithmetic modulo 2^32, which keeps every in-range difference below `cells` and
+    // sends every other one above it.
+    const uint32_t cells = static_cast<uint32_t>(lb.cells), k = static_cast<uint32_t>(lb.shift - 29);
+    const uint32_t bias = static_cast<uint32_t>((uint64_t(896) << (23 - k)) - lb.keyMin);
+    for (std::size_t j = 0; j < m; ++j) {
+        const uint32_t a = loadAt<uint32_t>(p, i + j) & 0x7fffffffu;
+        const uint32_t exp = a & 0x7f800000u;
+        uint32_t c = (a >> k) + bias;
+        c = c < cells ? c : cells + 1;
+        c = exp == 0 ? (a == 0 ? cells : cells + 1) : c;
+        c = exp == 0x7f800000u ? cells : c;
+        cell[j] = static_cast<uint16_t>(c);
+    }
+}
+
+template<Kind K>
+CKPT_INLINE void cellsF64(const std::byte* p, std::size_t i, std::size_t m, const LogBins& lb, uint16_t* cell)
+{
+    const uint64_t cells = lb.cells, keyMin = lb.keyMin;
+    const int shift = lb.shift;
+    for (std::size_t j = 0; j < m; ++j) {
+        const uint64_t a = std::bit_cast<uint64_t>(valueAt<K>(p, i + j)) & 0x7fffffffffffffffull;
+        uint64_t c = (a >> shift) - keyMin;
+        c = c < cells ? c : cells + 1;
+        c = a == 0 || (a & 0x7ff0000000000000ull) == 0x7ff0000000000000ull ? cells : c;
+        cell[j] = static_cast<uint16_t>(c);
+    }
 }
 
 template<Kind K>
@@ -106,29 +131,31 @@ CKPT_INLINE double magnitudeAt(const std::byte* p, std::size_t i)
 template<Kind K>
 CKPT_INLINE void binT(const std::byte* p, std::size_t n, const LinearBins& b, const LogBins& lb, uint64_t* linear, uint64_t* log)
 {
-    alignas(64) uint8_t idx[kBlock + 4];
-    alignas(64) uint8_t lidx[kBlock + 4];
+    alignas(64) uint8_t idx[kBlock];
+    alignas(64) uint16_t cell[kBlock];
     uint32_t tables[4][kSkip + 1] = {};
     uint32_t logTables[2][kSkip + 1] = {};
     const uint8_t* table = lb.table.data();
-    const uint64_t keys = lb.table.size();
     for (std::size_t i = 0; i < n; i += kBlock) {
         const std::size_t m = std::min(kBlock, n - i);
-        if constexpr (K == Kind::F32)
+        if constexpr (K == Kind::F32) {
             indexF32(p, i, m, b.lo32, b.width32, idx);
-        else
+            cellsF32(p, i, m, lb, cell);
+        } else {
             indexF64<K>(p, i, m, b.lo, b.width, idx);
-        idx[m] = idx[m + 1] = idx[m + 2] = kSkip;
-        for (std::size_t j = 0; j < m; j += 4) {
+            cellsF64<K>(p, i, m, lb, cell);
+        }
+        std::size_t j = 0;
+        for (; j + 4 <= m; j += 4) {
             ++tables[0][idx[j]];
             ++tables[1][idx[j + 1]];
             ++tables[2][idx[j + 2]];
             ++tables[3][idx[j + 3]];
         }
-        for (std::size_t j = 0; j < m; ++j)
-            lidx[j] = logIndex(std::bit_cast<uint64_t>(magnitudeAt<K>(p, i + j)), table, lb.shift, lb.keyMin, keys);
-        for (std::size_t j = 0; j < m; ++j) {
-            uint8_t e = lidx[j];
+        for (; j < m; ++j)
+            ++tables[0][idx[j]];
+        for (j = 0; j < m; ++j) {
+            uint8_t e = table[cell[j]];
             if (e == LogBins::kLookUp) [[unlikely]]
                 e = static_cast<uint8_t>(lb.binOf(magnitudeAt<K>(p, i + j)));
             ++logTables[j & 1][e];
@@ -195,9 +222,10 @@ std::size_t LinearBins::binOf(double v) const
     return clampBin(static_cast<int>((v - lo) * 64.0 / width));
 }
 
-LogBins LogBins::over(double minAbs, double absMax, uint64_t elements)
+LogBins LogBins::over(double minAbs, double absMax, uint64_t elements, int minShift)
 {
     LogBins lb;
+    lb.table.clear();
     lb.lo = std::log10(minAbs);
     lb.hi = std::log10(absMax);
     if (lb.lo == lb.hi) {
@@ -231,16 +259,18 @@ LogBins LogBins::over(double minAbs, double absMax, uint64_t elements)
         }
         edge = std::bit_cast<double>(H);
     }
-    // The finest key whose table has at most 32768 cells (L1-sized) and 1/8 of the elements.
+    // The finest key whose table has at most 32768 cells (L1-sized) and 1/8 of the elements,
+    // but no finer than `minShift`.
     const uint64_t maxCells = std::min<uint64_t>(32768, elements / 8);
     int shift = 52;
-    while (shift > 0 && (to >> (shift - 1)) - (from >> (shift - 1)) + 1 <= maxCells)
+    while (shift > minShift && (to >> (shift - 1)) - (from >> (shift - 1)) + 1 <= maxCells)
         --shift;
     const uint64_t keyMin = from >> shift, keyMax = to >> shift;
     if (keyMax - keyMin + 1 <= maxCells) {
         lb.shift = shift;
         lb.keyMin = keyMin;
-        lb.table.resize(keyMax - keyMin + 1);
+        lb.cells = keyMax - keyMin + 1;
+        lb.table.resize(lb.cells);
         for (uint64_t key = keyMin; key <= keyMax; ++key) {
             const double first = std::bit_cast<double>(key << shift);
             const double last = std::bit_cast<double>(((key + 1) << shift) - 1);
@@ -248,6 +278,8 @@ LogBins LogBins::over(double minAbs, double absMax, uint64_t elements)
             lb.table[key - keyMin] = a == b ? static_cast<uint8_t>(a) : kLookUp;
         }
     }
+    lb.table.push_back(kSkip);   // cell `cells`: not binned
+    lb.table.push_back(kLookUp); // cell `cells + 1`: look the element up in the edges
     return lb;
 }
 

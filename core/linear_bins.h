@@ -45,12 +45,15 @@ struct LogBins {
 
     double lo = 0, hi = 0;
     std::array<double, 63> edges{}; // edges[k - 1]: the smallest |x| in bin k or above (inf: none)
-    int shift = 63;                 // key of |x|: its float64 bits >> shift
-    uint64_t keyMin = 0;
-    std::vector<uint8_t> table;     // bins of keys from keyMin; empty: no table
+    int shift = 52;                 // key of |x|: its float64 bits >> shift
+    uint64_t keyMin = 0, cells = 0; // cells: keys from keyMin in the table (0: no table)
+    /// Bins of the cells, kLookUp where a cell holds an edge, then two sentinel cells: 64
+    /// (no bin: zero or non-finite) and kLookUp (look the element up in the edges).
+    std::vector<uint8_t> table{64, kLookUp};
 
-    /// `elements`: how many will be binned (a table pays off only for many).
-    static LogBins over(double minAbsNonZero, double absMax, uint64_t elements);
+    /// `elements`: how many will be binned (a table pays off only for many); cells are never
+    /// finer than a key shift of `minShift` (29 for float32, whose bits are shifted by 29).
+    static LogBins over(double minAbsNonZero, double absMax, uint64_t elements, int minShift);
     /// Bin of a finite non-zero |x| in [minAbsNonZero, absMax].
     std::size_t binOf(double magnitude) const;
 };

@@ -107,7 +107,7 @@ struct ElementBins {
         : linear(kernels::LinearBins::over(kind, m.min, m.max))
     {
         if (std::isfinite(m.minAbsNonZero))
-            log = kernels::LogBins::over(m.minAbsNonZero, absMaxOf(m), elements);
+            log = kernels::LogBins::over(m.minAbsNonZero, absMaxOf(m), elements, kind == Kind::F32 ? 29 : 0);
     }
 };
 

@@ -72,7 +72,8 @@ const std::byte* TensorViewReader::read(uint64_t begin, std::size_t count, std::
             // Copied with pread rather than read through the mapping: mapping and unmapping
             // every page of a window costs more kernel time than the copy, the copy lands in
             // the cache for the scan, and the process's resident memory stays at the buffer.
-            buffer.resize(count * m_elem);
+            if (buffer.size() < count * m_elem) // never shrunk: growing again would clear it
+                buffer.resize(count * m_elem);
             m_mapped->readAt(static_cast<uint64_t>(p - m_mapped->bytes().data()), std::span<std::byte>(buffer.data(), count * m_elem));
         } else if (!m_swap) {
             return p;
