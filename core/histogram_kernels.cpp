@@ -134,7 +134,7 @@ CKPT_INLINE void binT(const std::byte* p, std::size_t n, const LinearBins& b, co
     alignas(64) uint8_t idx[kBlock];
     alignas(64) uint16_t cell[kBlock];
     uint32_t tables[4][kSkip + 1] = {};
-    uint32_t logTables[2][kSkip + 1] = {};
+    uint32_t logTables[4][kSkip + 1] = {};
     const uint8_t* table = lb.table.data();
     for (std::size_t i = 0; i < n; i += kBlock) {
         const std::size_t m = std::min(kBlock, n - i);
@@ -145,25 +145,19 @@ CKPT_INLINE void binT(const std::byte* p, std::size_t n, const LinearBins& b, co
             indexF64<K>(p, i, m, b.lo, b.width, idx);
             cellsF64<K>(p, i, m, lb, cell);
         }
-        std::size_t j = 0;
-        for (; j + 4 <= m; j += 4) {
-            ++tables[0][idx[j]];
-            ++tables[1][idx[j + 1]];
-            ++tables[2][idx[j + 2]];
-            ++tables[3][idx[j + 3]];
-        }
-        for (; j < m; ++j)
-            ++tables[0][idx[j]];
-        for (j = 0; j < m; ++j) {
+        // Four tables each, element j counting into table j % 4, so that runs of equal bins
+        // (narrow distributions) do not wait on each other's stores.
+        for (std::size_t j = 0; j < m; ++j) {
+            ++tables[j & 3][idx[j]];
             uint8_t e = table[cell[j]];
             if (e == LogBins::kLookUp) [[unlikely]]
                 e = static_cast<uint8_t>(lb.binOf(magnitudeAt<K>(p, i + j)));
-            ++logTables[j & 1][e];
+            ++logTables[j & 3][e];
         }
         if ((i / kBlock) % 1024 == 1023 || i + m == n) { // 32-bit tables: flush well before they could overflow
             for (int k = 0; k < 64; ++k) {
                 linear[k] += uint64_t(tables[0][k]) + tables[1][k] + tables[2][k] + tables[3][k];
-                log[k] += uint64_t(logTables[0][k]) + logTables[1][k];
+                log[k] += uint64_t(logTables[0][k]) + logTables[1][k] + logTables[2][k] + logTables[3][k];
             }
             std::memset(tables, 0, sizeof tables);
             std::memset(logTables, 0, sizeof logTables);
