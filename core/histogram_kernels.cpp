@@ -2,8 +2,8 @@
 // Exact histogram binning (core/linear_bins.h). Built with -O3 but WITHOUT the
 // reassociation and contraction flags of the other kernel files: every bin index must be the
 // correctly rounded (v - lo) * 64 / (hi - lo) that torch.histc computes, element by element.
-// The linear index computation vectorizes on its own (no reduction); the counting then
-// rotates over small tables so that runs of equal bins do not wait on each other's stores.
+// The index computations vectorize on their own (no reduction); one increment per element
+// then counts both histograms.
 #include "core/linear_bins.h"
 
 #include "core/float_formats.h"
@@ -133,8 +133,12 @@ CKPT_INLINE void binT(const std::byte* p, std::size_t n, const LinearBins& b, co
 {
     alignas(64) uint8_t idx[kBlock];
     alignas(64) uint16_t cell[kBlock];
-    uint32_t tables[4][kSkip + 1] = {};
-    uint32_t logTables[4][kSkip + 1] = {};
+    // One count per (linear bin, log bin) pair, 65 x 65 with the "no bin" index 64: a single
+    // increment per element for both histograms. Two tables, element j counting into table
+    // j % 2, so that runs of equal pairs (narrow distributions) do not wait on each other's
+    // stores. 2 x 17 KiB: they stay in L1.
+    constexpr std::size_t kSide = kSkip + 1;
+    uint32_t pairs[2][kSide * kSide] = {};
     const uint8_t* table = lb.table.data();
     for (std::size_t i = 0; i < n; i += kBlock) {
         const std::size_t m = std::min(kBlock, n - i);
@@ -145,22 +149,23 @@ CKPT_INLINE void binT(const std::byte* p, std::size_t n, const LinearBins& b, co
             indexF64<K>(p, i, m, b.lo, b.width, idx);
             cellsF64<K>(p, i, m, lb, cell);
         }
-        // Four tables each, element j counting into table j % 4, so that runs of equal bins
-        // (narrow distributions) do not wait on each other's stores.
         for (std::size_t j = 0; j < m; ++j) {
-            ++tables[j & 3][idx[j]];
             uint8_t e = table[cell[j]];
             if (e == LogBins::kLookUp) [[unlikely]]
                 e = static_cast<uint8_t>(lb.binOf(magnitudeAt<K>(p, i + j)));
-            ++logTables[j & 3][e];
+            ++pairs[j & 1][idx[j] * kSide + e];
         }
-        if ((i / kBlock) % 1024 == 1023 || i + m == n) { // 32-bit tables: flush well before they could overflow
-            for (int k = 0; k < 64; ++k) {
-                linear[k] += uint64_t(tables[0][k]) + tables[1][k] + tables[2][k] + tables[3][k];
-                log[k] += uint64_t(logTables[0][k]) + logTables[1][k] + logTables[2][k] + logTables[3][k];
+        if ((i / kBlock) % 1024 == 1023 || i + m == n) { // 32-bit counts: flush well before they could overflow
+            for (std::size_t x = 0; x < kSide; ++x) {
+                for (std::size_t y = 0; y < kSide; ++y) {
+                    const uint64_t c = uint64_t(pairs[0][x * kSide + y]) + pairs[1][x * kSide + y];
+                    if (x < kSkip)
+                        linear[x] += c;
+                    if (y < kSkip)
+                        log[y] += c;
+                }
             }
-            std::memset(tables, 0, sizeof tables);
-            std::memset(logTables, 0, sizeof logTables);
+            std::memset(pairs, 0, sizeof pairs);
         }
     }
 }

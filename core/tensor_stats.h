@@ -1,24 +1,25 @@
 // SPDX-License-Identifier: MIT
-// Summary statistics of a tensor's elements, computed in one pass over its bytes: min, max,
+// Summary statistics of a tensor's elements, computed in one read of its bytes: min, max,
 // mean, standard deviation, L2 norm, max |x|, NaN/Inf/zero counts and two 64-bin histograms.
 //
 // Partial results are StatsAccumulators: they merge exactly (counts add, moments combine with
-// Chan et al.'s parallel formula, histograms from exact value counts), so the statistics of a
-// tensor split over threads, DCP chunks or per-rank shards equal those of the whole tensor.
+// Chan et al.'s parallel formula, histograms from exact value counts or, for 32/64-bit types,
+// by re-binning: rebinMergedStats), so the statistics of a tensor split over threads, DCP
+// chunks or per-rank shards equal those of the whole tensor.
 //
 // Conventions (what a user comparing with PyTorch should know):
 //  * min, max, mean, std, l2 and absmax are over the FINITE elements; NaN and ±Inf are counted
 //    separately. With no finite element they are NaN (l2: 0).
 //  * std is Bessel-corrected like torch.std() (NaN for fewer than two finite elements).
 //  * Complex tensors are summarised on their magnitudes |z|.
-//  * The linear histogram bins exactly as torch.histc(t, 64, min, max) does on the CPU
-//    (core/linear_bins.h says in which arithmetic). Bool, 8- and 16-bit types are counted
-//    value by value, so every figure and both histograms are exact. 32- and 64-bit types
-//    have exact moments, min and max and an exact linear histogram (their elements are binned
-//    once min and max are known, see scanViewsForStats); their log-|x| histogram places each
-//    element by its value rounded to 8 significant bits (a bfloat16), so an element within
-//    0.4% of a bin edge can land in the neighbouring bin. Partials merged over different
-//    ranges (shards) also estimate the linear histogram that way (exactHistograms false).
+//  * The linear histogram bins exactly as torch.histc(t, 64, min, max) does on the CPU, the
+//    log-|x| one exactly by its formula (core/linear_bins.h). Bool, 8- and 16-bit types are
+//    counted value by value, so every figure and both histograms come from the counts. 32-
+//    and 64-bit types have exact moments, min and max, and their elements are binned into
+//    both histograms once min, max and the smallest non-zero |x| are known (a second look at
+//    the elements, see scanViewsForStats). Partials of those types merged over different
+//    ranges (shards) have no histograms until rebinMergedStats bins them again
+//    (exactHistograms false meanwhile).
 #pragma once
 
 #include "core/dtype.h"
@@ -57,8 +58,8 @@ struct TensorStats {
     double absmax = std::numeric_limits<double>::quiet_NaN();
     Histogram hist;               // finite elements, linear over [min, max]; sums to `finite`
     Histogram logHist;            // finite non-zero elements, over log10|x|; sums to `finite - zeros`
-    bool exactHistograms = true;  // linear histogram equal to torch.histc's (false: estimated from bfloat16-resolution counts)
-    bool exactLogHistogram = true; // false for 32/64-bit types (bfloat16-resolution binning)
+    bool exactHistograms = true;  // linear histogram binned (equal to torch.histc's); false: none (merged partials not re-binned)
+    bool exactLogHistogram = true; // the same for the log-|x| histogram
     bool complexMagnitude = false;
     std::string problem;          // why there are no statistics (no bytes, sparse, unknown dtype); empty otherwise
 
