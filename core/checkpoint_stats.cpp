@@ -128,8 +128,10 @@ void addPartitions(CheckpointStats& out, const std::vector<OpenedFile>& files,
         s.kind = "rank_partitions";
         int64_t offset = 0;
         std::optional<StatsAccumulator> merged;
+        std::vector<TensorPart> parts;
         for (const auto& [f, t] : pieces) {
             const TensorInfo& info = f->file->tensors()[t];
+            parts.push_back({f->file.get(), &info});
             const StatsAccumulator& acc = kept.at({f->statsIndex, t});
             s.dtype = info.dtypeName;
             ShardInfo shard;
@@ -148,6 +150,8 @@ void addPartitions(CheckpointStats& out, const std::vector<OpenedFile>& files,
             s.shards.push_back(std::move(shard));
         }
         s.shape = {offset};
+        if (s.problem.empty())
+            rebinMergedStats(*merged, parts);
         s.merged = merged->finish();
         out.sharded.push_back(std::move(s));
     }
@@ -274,9 +278,24 @@ ShardedTensorStats computeDcpTensorStats(const DcpCheckpoint& dcp, const DcpEntr
         }
         s.shards.push_back(std::move(shard));
     }
-    if (merged)
+    if (merged) {
+        // The chunks were closed after their scan: open them again for the exact histogram.
+        std::vector<std::unique_ptr<CheckpointFile>> opened;
+        std::vector<TensorPart> parts;
+        try {
+            for (const auto& c : e.chunks) {
+                opened.push_back(dcp.openChunk(c));
+                const auto& entries = opened.back()->tensorEntries();
+                if (!entries.empty())
+                    parts.push_back({opened.back().get(), &opened.back()->tensors()[entries.front().tensor]});
+            }
+            if (s.problem.empty())
+                rebinMergedStats(*merged, parts);
+        } catch (const std::exception&) {
+            // unreadable on the second look: the estimated histogram stays (exactHistograms false)
+        }
         s.merged = merged->finish();
-    else
+    } else
         s.merged.problem = s.problem.empty() ? "no readable chunk" : s.problem;
     s.merged.dtype = e.dtype;
     return s;

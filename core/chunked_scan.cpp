@@ -4,7 +4,8 @@
 #include "core/errors.h"
 
 #include <algorithm>
-#include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -38,26 +39,32 @@ unsigned scanThreads(const StatsOptions& options, const std::vector<ChunkPlanIte
 
 void runChunkedScan(const std::vector<ChunkPlanItem>& plan, const StatsOptions& options,
                     const std::function<void(const ChunkWork&, unsigned)>& work,
-                    const std::function<void(std::size_t)>& itemDone)
+                    const std::function<bool(std::size_t, int)>& itemDone)
 {
     std::vector<ChunkWork> tasks;
     std::vector<std::size_t> left(plan.size(), 0);
     StatsProgress progress;
     progress.tensorsTotal = plan.size();
-    for (std::size_t i = 0; i < plan.size(); ++i) {
+    auto chunksOf = [&](std::size_t i, int pass, auto&& add) {
         const uint64_t per = chunkElements(plan[i]);
+        for (std::size_t c = 0; c < chunkCount(plan[i]); ++c) {
+            const uint64_t begin = c * per;
+            add(ChunkWork{i, c, begin, static_cast<std::size_t>(std::min(per, plan[i].numel - begin)), pass});
+        }
+    };
+    for (std::size_t i = 0; i < plan.size(); ++i) {
         left[i] = chunkCount(plan[i]);
         progress.bytesTotal += plan[i].numel * plan[i].bytesPerElement;
-        for (std::size_t c = 0; c < left[i]; ++c) {
-            const uint64_t begin = c * per;
-            tasks.push_back({i, c, begin, static_cast<std::size_t>(std::min(per, plan[i].numel - begin))});
-        }
+        chunksOf(i, 0, [&](const ChunkWork& w) { tasks.push_back(w); });
     }
 
-    std::mutex mutex; // guards left, progress, itemDone and the progress callback
-    std::atomic<std::size_t> next{0};
-    std::atomic<bool> stop{false};
-    bool cancelled = false;
+    // Guards everything below, itemDone and the progress callback. Chunks are ~8 MiB, so a
+    // lock per chunk costs nothing measurable.
+    std::mutex mutex;
+    std::condition_variable wake;
+    std::deque<ChunkWork> again; // pass-1 chunks, run before the remaining pass-0 ones
+    std::size_t next = 0, running = 0;
+    bool stop = false, cancelled = false;
     std::exception_ptr failure;
 
     auto report = [&]() {
@@ -66,38 +73,71 @@ void runChunkedScan(const std::vector<ChunkPlanItem>& plan, const StatsOptions& 
             stop = true;
         }
     };
-    auto finishItem = [&](std::size_t item) {
-        itemDone(item);
+    auto finishPass = [&](std::size_t item, int pass) {
+        if (pass == 0 && itemDone(item, 0)) {
+            left[item] = chunkCount(plan[item]);
+            if (left[item] != 0) {
+                std::size_t at = 0;
+                chunksOf(item, 1, [&](const ChunkWork& w) { again.insert(again.begin() + at++, w); });
+                wake.notify_all();
+                return;
+            }
+            itemDone(item, 1);
+        } else if (pass == 1) {
+            itemDone(item, 1);
+        }
         ++progress.tensorsDone;
     };
     {
         std::lock_guard lock(mutex);
         for (std::size_t i = 0; i < plan.size(); ++i) {
             if (left[i] == 0)
-                finishItem(i);
+                finishPass(i, 0);
         }
         report();
     }
 
     auto worker = [&](unsigned index) {
-        while (!stop) {
-            const std::size_t t = next++;
-            if (t >= tasks.size())
-                return;
-            const ChunkWork& w = tasks[t];
+        std::unique_lock lock(mutex);
+        for (;;) {
+            // Pass-1 chunks can still appear while another worker finishes a pass-0 chunk.
+            wake.wait(lock, [&] { return stop || !again.empty() || next < tasks.size() || running == 0; });
+            if (stop || (again.empty() && next >= tasks.size()))
+                break;
+            ChunkWork w;
+            if (!again.empty()) {
+                w = again.front();
+                again.pop_front();
+            } else {
+                w = tasks[next++];
+            }
+            ++running;
+            lock.unlock();
             try {
                 work(w, index);
-                std::lock_guard lock(mutex);
-                progress.bytesDone += w.count * plan[w.item].bytesPerElement;
+            } catch (...) {
+                lock.lock();
+                --running;
+                if (!failure)
+                    failure = std::current_exception();
+                stop = true;
+                wake.notify_all();
+                continue;
+            }
+            lock.lock();
+            --running;
+            try {
+                if (w.pass == 0)
+                    progress.bytesDone += w.count * plan[w.item].bytesPerElement;
                 if (--left[w.item] == 0)
-                    finishItem(w.item);
+                    finishPass(w.item, w.pass);
                 report();
             } catch (...) {
-                std::lock_guard lock(mutex);
                 if (!failure)
                     failure = std::current_exception();
                 stop = true;
             }
+            wake.notify_all();
         }
     };
     const unsigned threads = scanThreads(options, plan);

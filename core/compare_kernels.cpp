@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstring>
 
-#define CKPT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define CKPT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #define CKPT_INLINE [[gnu::always_inline]] inline
 
 namespace ckpt::kernels {

@@ -103,18 +103,7 @@ double censusValue(Kind kind, uint32_t key)
     case Kind::U16: return static_cast<double>(key);
     case Kind::F16: return halfToFloat(static_cast<uint16_t>(key));
     case Kind::BF16: return std::bit_cast<float>(key << 16);
-    case Kind::Unsupported: return 0;
-    default: {
-        const uint32_t bits = key << 16;
-        const float truncated = std::bit_cast<float>(bits);
-        if ((bits & 0x7f800000u) == 0x7f800000u)
-            return truncated;
-        // Integers below 256 are exact in a bfloat16: their bucket holds that one value.
-        const bool integer = kind == Kind::I32 || kind == Kind::U32 || kind == Kind::I64 || kind == Kind::U64;
-        if (integer && std::abs(truncated) < 256)
-            return truncated;
-        return std::bit_cast<float>(bits | 0x8000u); // the bucket's midpoint
-    }
+    default: return 0; // not a census kind
     }
 }
 

@@ -48,6 +48,7 @@ json tensorStatsToJson(const TensorStats& s)
         {"hist", histogramToJson(s.hist)},
         {"log10_abs_hist", histogramToJson(s.logHist)},
         {"exact_hist", s.exactHistograms},
+        {"exact_log_hist", s.exactLogHistogram},
     };
     if (s.complexMagnitude)
         j["of"] = "magnitude";

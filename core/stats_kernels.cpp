@@ -13,7 +13,7 @@
 #include <cmath>
 #include <cstring>
 
-#define CKPT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define CKPT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #define CKPT_INLINE [[gnu::always_inline]] inline
 
 namespace ckpt::kernels {
@@ -123,22 +123,18 @@ CKPT_INLINE void reduceBlock(Value value, std::size_t m, Moments& out)
     out.n = n;
 }
 
-// Scalar (one increment per element), so it also tracks the smallest non-zero |x|: a masked
-// minimum in the vector loop above would stop GCC from vectorizing it.
-CKPT_INLINE void censusBlock(const double* v, std::size_t m, uint32_t* census, Moments& out)
+// The smallest non-zero |x| (where the log-|x| histogram starts), as an unsigned minimum of
+// (|x| bits - 1), where zero wraps to the largest value: a loop of its own so that it
+// vectorizes (vpminuq). Non-finite values have larger bits than any finite one.
+CKPT_INLINE void minAbsBlock(const double* v, std::size_t m, Moments& out)
 {
-    constexpr uint64_t kNone = 0x7ff0000000000000ull; // |x| bits of finite values are below it
-    uint64_t mnz = kNone;
+    uint64_t mnz = ~uint64_t(0);
     for (std::size_t i = 0; i < m; ++i) {
-        const uint64_t magnitude = std::bit_cast<uint64_t>(v[i]) & 0x7fffffffffffffffull;
-        mnz = magnitude != 0 && magnitude < mnz ? magnitude : mnz;
-        uint32_t f = std::bit_cast<uint32_t>(static_cast<float>(v[i]));
-        if ((f & 0x7f800000u) == 0x7f800000u && finiteBits(v[i])) // beyond float range: the outermost bucket
-            f = (f & 0x80000000u) | 0x7f7fffffu;
-        ++census[f >> 16];
+        const uint64_t below = (std::bit_cast<uint64_t>(v[i]) & 0x7fffffffffffffffull) - 1u;
+        mnz = below < mnz ? below : mnz;
     }
-    if (mnz != kNone)
-        out.minAbsNonZero = std::min(out.minAbsNonZero, std::bit_cast<double>(mnz));
+    if (mnz < 0x7ff0000000000000ull - 1u)
+        out.minAbsNonZero = std::min(out.minAbsNonZero, std::bit_cast<double>(mnz + 1u));
 }
 
 // Loads block [i, i+m) of the input as float64. One instantiation per kind.
@@ -174,25 +170,20 @@ CKPT_INLINE void convertBlock(const std::byte* p, std::size_t i, std::size_t m, 
     }
 }
 
-// float32 keys come straight from the input bits: no float64 round trip, no range check. The
-// smallest non-zero |x| is an unsigned minimum of (|x| bits - 1), where zero wraps to the
-// largest value: a loop of its own so that it vectorizes (vpminud).
-CKPT_INLINE void censusF32(const std::byte* p, std::size_t i, std::size_t m, uint32_t* census, Moments& out)
+// The same for float32, straight from the input bits (vpminud).
+CKPT_INLINE void minAbsF32(const std::byte* p, std::size_t i, std::size_t m, Moments& out)
 {
     uint32_t mnz = ~0u;
     for (std::size_t j = 0; j < m; ++j) {
         const uint32_t below = (loadAt<uint32_t>(p, i + j) & 0x7fffffffu) - 1u;
         mnz = below < mnz ? below : mnz;
     }
-#pragma GCC unroll 8
-    for (std::size_t j = 0; j < m; ++j)
-        ++census[loadAt<uint32_t>(p, i + j) >> 16];
     if (mnz < 0x7f800000u - 1u)
         out.minAbsNonZero = std::min(out.minAbsNonZero, static_cast<double>(std::bit_cast<float>(mnz + 1u)));
 }
 
 template<Kind K>
-CKPT_INLINE void scanMoments(const std::byte* p, std::size_t n, Moments& out, uint32_t* census)
+CKPT_INLINE void scanMoments(const std::byte* p, std::size_t n, Moments& out)
 {
     alignas(64) double v[kBlock];
     constexpr std::size_t size = K == Kind::F32 || K == Kind::I32 || K == Kind::U32 || K == Kind::C32 ? 4 : K == Kind::C128 ? 16 : 8;
@@ -201,24 +192,24 @@ CKPT_INLINE void scanMoments(const std::byte* p, std::size_t n, Moments& out, ui
         prefetchRange(p + i * size + kPrefetchAhead, p + n * size, m * size);
         if constexpr (K == Kind::F32) { // straight from the input: no float64 buffer
             reduceBlock([p, i](std::size_t j) { return static_cast<double>(loadAt<float>(p, i + j)); }, m, out);
-            censusF32(p, i, m, census, out);
+            minAbsF32(p, i, m, out);
         } else {
             convertBlock<K>(p, i, m, v);
             reduceBlock([&v](std::size_t j) { return v[j]; }, m, out);
-            censusBlock(v, m, census, out);
+            minAbsBlock(v, m, out);
         }
     }
 }
 
-CKPT_CLONES void scanF32(const std::byte* p, std::size_t n, Moments& o, uint32_t* c) { scanMoments<Kind::F32>(p, n, o, c); }
-CKPT_CLONES void scanF64(const std::byte* p, std::size_t n, Moments& o, uint32_t* c) { scanMoments<Kind::F64>(p, n, o, c); }
-CKPT_CLONES void scanI32(const std::byte* p, std::size_t n, Moments& o, uint32_t* c) { scanMoments<Kind::I32>(p, n, o, c); }
-CKPT_CLONES void scanU32(const std::byte* p, std::size_t n, Moments& o, uint32_t* c) { scanMoments<Kind::U32>(p, n, o, c); }
-CKPT_CLONES void scanI64(const std::byte* p, std::size_t n, Moments& o, uint32_t* c) { scanMoments<Kind::I64>(p, n, o, c); }
-CKPT_CLONES void scanU64(const std::byte* p, std::size_t n, Moments& o, uint32_t* c) { scanMoments<Kind::U64>(p, n, o, c); }
-CKPT_CLONES void scanC32(const std::byte* p, std::size_t n, Moments& o, uint32_t* c) { scanMoments<Kind::C32>(p, n, o, c); }
-CKPT_CLONES void scanC64(const std::byte* p, std::size_t n, Moments& o, uint32_t* c) { scanMoments<Kind::C64>(p, n, o, c); }
-CKPT_CLONES void scanC128(const std::byte* p, std::size_t n, Moments& o, uint32_t* c) { scanMoments<Kind::C128>(p, n, o, c); }
+CKPT_CLONES void scanF32(const std::byte* p, std::size_t n, Moments& o) { scanMoments<Kind::F32>(p, n, o); }
+CKPT_CLONES void scanF64(const std::byte* p, std::size_t n, Moments& o) { scanMoments<Kind::F64>(p, n, o); }
+CKPT_CLONES void scanI32(const std::byte* p, std::size_t n, Moments& o) { scanMoments<Kind::I32>(p, n, o); }
+CKPT_CLONES void scanU32(const std::byte* p, std::size_t n, Moments& o) { scanMoments<Kind::U32>(p, n, o); }
+CKPT_CLONES void scanI64(const std::byte* p, std::size_t n, Moments& o) { scanMoments<Kind::I64>(p, n, o); }
+CKPT_CLONES void scanU64(const std::byte* p, std::size_t n, Moments& o) { scanMoments<Kind::U64>(p, n, o); }
+CKPT_CLONES void scanC32(const std::byte* p, std::size_t n, Moments& o) { scanMoments<Kind::C32>(p, n, o); }
+CKPT_CLONES void scanC64(const std::byte* p, std::size_t n, Moments& o) { scanMoments<Kind::C64>(p, n, o); }
+CKPT_CLONES void scanC128(const std::byte* p, std::size_t n, Moments& o) { scanMoments<Kind::C128>(p, n, o); }
 
 } // namespace
 
@@ -230,15 +221,15 @@ void scan(Kind kind, const std::byte* p, std::size_t n, Moments& m, uint32_t* ce
         return census8(p, n, census);
     case Kind::I16: case Kind::U16: case Kind::F16: case Kind::BF16:
         return census16(p, n, census);
-    case Kind::F32: return scanF32(p, n, m, census);
-    case Kind::F64: return scanF64(p, n, m, census);
-    case Kind::I32: return scanI32(p, n, m, census);
-    case Kind::U32: return scanU32(p, n, m, census);
-    case Kind::I64: return scanI64(p, n, m, census);
-    case Kind::U64: return scanU64(p, n, m, census);
-    case Kind::C32: return scanC32(p, n, m, census);
-    case Kind::C64: return scanC64(p, n, m, census);
-    case Kind::C128: return scanC128(p, n, m, census);
+    case Kind::F32: return scanF32(p, n, m);
+    case Kind::F64: return scanF64(p, n, m);
+    case Kind::I32: return scanI32(p, n, m);
+    case Kind::U32: return scanU32(p, n, m);
+    case Kind::I64: return scanI64(p, n, m);
+    case Kind::U64: return scanU64(p, n, m);
+    case Kind::C32: return scanC32(p, n, m);
+    case Kind::C64: return scanC64(p, n, m);
+    case Kind::C128: return scanC128(p, n, m);
     case Kind::Unsupported: return;
     }
 }

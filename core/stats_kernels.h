@@ -18,7 +18,7 @@ enum class Kind : uint8_t {
     // Counted value by value (the census is exact): every statistic comes from the counts.
     Bool, U8, I8, F8E5M2, F8E4M3FN, F8E5M2FNUZ, F8E4M3FNUZ, F8E8M0, // 256 census entries
     I16, U16, F16, BF16,                                          // 65536 census entries
-    // Moments accumulated in float64; the census holds bfloat16-rounded values for histograms.
+    // Moments accumulated in float64; histograms binned in a second look (core/linear_bins.h).
     F32, F64, I32, U32, I64, U64, C32, C64, C128,
 };
 
@@ -43,12 +43,11 @@ struct Moments {
     void addRepeated(double v, uint64_t count);
 };
 
-/// Scans `count` elements: census counts into `census` (censusSize(kind) entries, at most
-/// 2^32 - 1 elements per call), and for non-exact kinds the moments.
+/// Scans `count` elements: for census kinds counts into `census` (censusSize(kind) entries, at
+/// most 2^32 - 1 elements per call), for the others the moments (`census` unused).
 void scan(Kind kind, const std::byte* data, std::size_t count, Moments& moments, uint32_t* census);
 
-/// The value a census key stands for: exact for exact kinds; for the others the midpoint of
-/// the bfloat16 bucket. Non-finite keys give NaN or ±Inf.
+/// The value a census key stands for (census kinds). Non-finite keys give NaN or ±Inf.
 double censusValue(Kind kind, uint32_t key);
 
 /// Figures of an element-wise comparison of two runs of the same kind.

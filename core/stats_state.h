@@ -16,8 +16,13 @@ struct StatsAccumulator::State {
     DType dtype = DType::Unknown;
     kernels::Kind kind = kernels::Kind::Unsupported;
     uint64_t count = 0;               // elements added
-    kernels::Moments moments;         // non-exact kinds only (exact kinds derive them from the census)
-    std::vector<uint64_t> census;     // censusSize(kind) entries once anything was added
+    kernels::Moments moments;         // non-census kinds only (census kinds derive them from the census)
+    std::vector<uint64_t> census;     // census kinds: censusSize(kind) entries once anything was added
+    /// Non-census kinds: both histograms, binned exactly (core/linear_bins.h) by a look at the
+    /// elements once min, max and the smallest non-zero |x| were known; empty when they were
+    /// not binned over the accumulator's current ranges (see finish()).
+    std::vector<uint64_t> linear, log;
+    double linearLo = 0, linearHi = 0, logLo = 0, logHi = 0;
 
     /// Adds a worker's 32-bit census and clears it.
     void absorbCensus(uint32_t* local);

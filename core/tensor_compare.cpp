@@ -43,20 +43,17 @@ void compareViews(const std::vector<std::pair<const TensorViewReader*, const Ten
         plan, options,
         [&](const ChunkWork& w, unsigned worker) {
             const auto& [a, b] = pairs[w.item];
-            a->prefetch(w.begin, w.count);
-            b->prefetch(w.begin, w.count);
             const std::byte* pa = a->read(w.begin, w.count, bufA[worker]);
             const std::byte* pb = b->read(w.begin, w.count, bufB[worker]);
             kernels::comparePair(kernels::kindOf(a->dtype()), pa, pb, w.count, w.begin, chunks[w.item][w.chunk]);
-            a->release(w.begin, w.count);
-            b->release(w.begin, w.count);
         },
-        [&](std::size_t item) {
+        [&](std::size_t item, int) {
             kernels::PairMoments total;
             for (const auto& m : chunks[item])
                 total.merge(m);
             chunks[item] = {};
             done(item, total);
+            return false;
         });
 }
 

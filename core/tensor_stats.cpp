@@ -4,10 +4,12 @@
 #include "core/checkpoint_file.h"
 #include "core/chunked_scan.h"
 #include "core/errors.h"
+#include "core/linear_bins.h"
 #include "core/stats_state.h"
 #include "core/tensor_view_reader.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <mutex>
@@ -19,9 +21,7 @@ namespace {
 
 using kernels::Kind;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// Bin of v in [lo, hi] (hi itself in the last bin), the expression the tests mirror.
+// Bin of v in [lo, hi] (hi itself in the last bin): the log histogram's formula.
 std::size_t binOf(double v, double lo, double hi)
 {
     const double pos = (v - lo) / (hi - lo) * kHistogramBins;
@@ -31,98 +31,105 @@ std::size_t binOf(double v, double lo, double hi)
 }
 
 // torch.histc's convention when every value is the same: widen the range by one each side.
-void setRange(Histogram& h, double lo, double hi)
+std::pair<double, double> widened(double lo, double hi)
 {
-    if (lo == hi) {
-        lo -= 1;
-        hi += 1;
-    }
-    h.lo = lo;
-    h.hi = hi;
+    return lo == hi ? std::pair{lo - 1, hi + 1} : std::pair{lo, hi};
+}
+
+void setRange(Histogram& h, std::pair<double, double> range)
+{
+    h.lo = range.first;
+    h.hi = range.second;
     h.counts.assign(kHistogramBins, 0);
 }
 
-bool isZeroBucket(Kind kind, uint32_t key)
-{
-    return !kernels::censusExact(kind) && (key == 0 || key == 0x8000);
-}
+double absMaxOf(const kernels::Moments& m) { return std::max(std::abs(m.min), std::abs(m.max)); }
 
-// A census bucket: `count` finite values somewhere in [lo, hi] (lo == hi: exactly that value).
-struct CensusEntry {
-    double lo, hi;
-    uint64_t count;
-};
-
-CensusEntry entryOf(kernels::Kind kind, uint32_t key, uint64_t count)
+// Census kinds: each key is one value, so both histograms are exact from the counts.
+void censusHistograms(TensorStats& out, const StatsAccumulator::State& s, double minAbsNonZero)
 {
-    const double v = kernels::censusValue(kind, key);
-    const bool smallInteger = kind >= kernels::Kind::I32 && kind <= kernels::Kind::U64 && std::abs(v) < 256;
-    if (kernels::censusExact(kind) || smallInteger)
-        return {v, v, count};
-    const double a = std::bit_cast<float>(key << 16), b = std::bit_cast<float>((key << 16) | 0xffffu);
-    return {std::min(a, b), std::max(a, b), count};
-}
-
-// The census as buckets of finite values; exact zeros of approximate kinds are an exact entry
-// and the rest of their bucket (tiny subnormals) a bucket of their own.
-std::vector<CensusEntry> finiteEntries(const StatsAccumulator::State& s)
-{
-    std::vector<CensusEntry> out;
-    uint64_t zeroBucket = 0;
+    const auto bins = kernels::LinearBins::over(s.kind, out.min, out.max);
+    setRange(out.hist, {bins.lo, bins.hi});
+    const bool log = out.finite != out.zeros;
+    if (log)
+        setRange(out.logHist, widened(std::log10(minAbsNonZero), std::log10(out.absmax)));
     for (uint32_t key = 0; key < s.census.size(); ++key) {
         const uint64_t c = s.census[key];
-        if (c == 0)
+        const double v = c ? kernels::censusValue(s.kind, key) : 0.0;
+        if (c == 0 || !std::isfinite(v))
             continue;
-        if (isZeroBucket(s.kind, key)) {
-            zeroBucket += c;
-            continue;
-        }
-        if (std::isfinite(kernels::censusValue(s.kind, key)))
-            out.push_back(entryOf(s.kind, key, c));
+        out.hist.counts[bins.binOf(v)] += c;
+        if (log && v != 0)
+            out.logHist.counts[binOf(std::log10(std::abs(v)), out.logHist.lo, out.logHist.hi)] += c;
     }
-    if (zeroBucket) {
-        const uint64_t zeros = std::min(zeroBucket, s.moments.zeros);
-        if (zeros)
-            out.push_back({0.0, 0.0, zeros});
-        if (zeroBucket > zeros)
-            out.push_back(entryOf(s.kind, 0, zeroBucket - zeros));
-    }
-    return out;
 }
 
-// Adds a bucket's count to the bins it overlaps, in proportion to the overlap (values assumed
-// spread evenly inside a bucket); [lo, hi] is clamped into the histogram's range first.
-void spread(std::vector<double>& bins, const Histogram& h, double lo, double hi, uint64_t count, double rangeLo, double rangeHi)
+// The other kinds: the histograms the scan binned once min and max were known (see
+// scanViewsForStats), if they were binned over this very range. They are not when partials
+// over different ranges were merged (shards) and rebinMergedStats was not called: then there
+// are no histograms (counts empty, exactHistograms false).
+void binnedHistograms(TensorStats& out, const StatsAccumulator::State& s, double minAbsNonZero)
 {
-    lo = std::clamp(lo, rangeLo, rangeHi);
-    hi = std::clamp(hi, rangeLo, rangeHi);
-    const std::size_t first = binOf(lo, h.lo, h.hi), last = binOf(hi, h.lo, h.hi);
-    if (first == last || hi <= lo) {
-        bins[first] += static_cast<double>(count);
+    const auto bins = kernels::LinearBins::over(s.kind, out.min, out.max);
+    const bool log = out.finite != out.zeros;
+    const auto logRange = log ? widened(std::log10(minAbsNonZero), std::log10(out.absmax)) : std::pair{0.0, 0.0};
+    const bool binned = s.linear.size() == kHistogramBins && s.linearLo == bins.lo && s.linearHi == bins.hi
+                        && (!log || (s.logLo == logRange.first && s.logHi == logRange.second));
+    if (!binned) {
+        out.exactHistograms = out.exactLogHistogram = false;
         return;
     }
-    const double width = (h.hi - h.lo) / kHistogramBins;
-    for (std::size_t b = first; b <= last; ++b) {
-        const double from = std::max(lo, h.lo + width * static_cast<double>(b));
-        const double to = std::min(hi, b + 1 == kHistogramBins ? h.hi : h.lo + width * static_cast<double>(b + 1));
-        if (to > from)
-            bins[b] += static_cast<double>(count) * (to - from) / (hi - lo);
+    setRange(out.hist, {bins.lo, bins.hi});
+    out.hist.counts = s.linear;
+    if (log) {
+        setRange(out.logHist, logRange);
+        out.logHist.counts = s.log;
     }
 }
 
-// Whole counts from fractional ones, keeping the exact total (largest remainders round up).
-void roundInto(Histogram& h, const std::vector<double>& bins, uint64_t total)
+void fillHistograms(TensorStats& out, const StatsAccumulator::State& s, double minAbsNonZero)
 {
-    uint64_t assigned = 0;
-    std::vector<std::pair<double, std::size_t>> remainders;
-    for (std::size_t b = 0; b < bins.size(); ++b) {
-        h.counts[b] = static_cast<uint64_t>(std::floor(bins[b] + 1e-9));
-        assigned += h.counts[b];
-        remainders.push_back({bins[b] - static_cast<double>(h.counts[b]), b});
+    if (out.finite == 0)
+        return;
+    if (kernels::censusExact(s.kind))
+        censusHistograms(out, s, minAbsNonZero);
+    else
+        binnedHistograms(out, s, minAbsNonZero);
+}
+
+// Both histograms of elements whose min, max and smallest non-zero |x| are in `m`.
+struct ElementBins {
+    kernels::LinearBins linear;
+    kernels::LogBins log;
+
+    ElementBins() = default;
+    ElementBins(Kind kind, const kernels::Moments& m, uint64_t elements)
+        : linear(kernels::LinearBins::over(kind, m.min, m.max))
+    {
+        if (std::isfinite(m.minAbsNonZero))
+            log = kernels::LogBins::over(m.minAbsNonZero, absMaxOf(m), elements, kind == Kind::F32 ? 29 : 0);
     }
-    std::sort(remainders.begin(), remainders.end(), std::greater<>());
-    for (std::size_t i = 0; assigned < total && i < remainders.size(); ++i, ++assigned)
-        ++h.counts[remainders[i].second];
+};
+
+void storeBinned(StatsAccumulator::State& s, const ElementBins& bins, const uint64_t* linear, const uint64_t* log)
+{
+    s.linear.assign(linear, linear + kHistogramBins);
+    s.log.assign(log, log + kHistogramBins);
+    s.linearLo = bins.linear.lo;
+    s.linearHi = bins.linear.hi;
+    s.logLo = bins.log.lo;
+    s.logHi = bins.log.hi;
+}
+
+// Exact histograms of elements just scanned (still in cache), over their own range.
+void binScanned(StatsAccumulator::State& s, const std::byte* data, std::size_t count)
+{
+    if (kernels::censusExact(s.kind) || s.moments.n == 0)
+        return;
+    const ElementBins bins(s.kind, s.moments, count);
+    std::array<uint64_t, kHistogramBins> linear{}, log{};
+    kernels::binElements(s.kind, data, count, bins.linear, bins.log, linear.data(), log.data());
+    storeBinned(s, bins, linear.data(), log.data());
 }
 
 // Exact kinds: every figure from the census.
@@ -144,30 +151,6 @@ kernels::Moments momentsFromCensus(const StatsAccumulator::State& s)
             m.addRepeated(v, c);
     }
     return m;
-}
-
-void fillHistograms(TensorStats& out, const std::vector<CensusEntry>& entries, double minAbsNonZero)
-{
-    if (out.finite == 0)
-        return;
-    setRange(out.hist, out.min, out.max);
-    std::vector<double> bins(kHistogramBins, 0.0);
-    for (const auto& e : entries)
-        spread(bins, out.hist, e.lo, e.hi, e.count, out.min, out.max);
-    roundInto(out.hist, bins, out.finite);
-    if (out.finite == out.zeros)
-        return;
-    const double logLo = std::log10(minAbsNonZero), logHi = std::log10(out.absmax);
-    setRange(out.logHist, logLo, logHi);
-    std::fill(bins.begin(), bins.end(), 0.0);
-    for (const auto& e : entries) {
-        if (e.lo == 0 && e.hi == 0)
-            continue;
-        // |x| over the bucket: [lo, hi] when positive, [-hi, -lo] when negative
-        const double a = e.lo >= 0 ? e.lo : -e.hi, b = e.lo >= 0 ? e.hi : -e.lo;
-        spread(bins, out.logHist, std::log10(std::max(a, minAbsNonZero)), std::log10(std::max(b, minAbsNonZero)), e.count, logLo, logHi);
-    }
-    roundInto(out.logHist, bins, out.finite - out.zeros);
 }
 
 } // namespace
@@ -217,15 +200,23 @@ uint64_t StatsAccumulator::count() const { return m->count; }
 
 void StatsAccumulator::add(const std::byte* data, std::size_t count)
 {
-    std::vector<uint32_t> local(kernels::censusSize(m->kind), 0);
+    const bool first = m->count == 0;
+    std::vector<uint32_t> local(kernels::censusExact(m->kind) ? kernels::censusSize(m->kind) : 0, 0);
     const std::size_t size = kernels::kindSize(m->kind);
     constexpr std::size_t kPiece = std::size_t(1) << 30; // keeps the 32-bit counts from overflowing
     for (std::size_t done = 0; done < count; done += kPiece) {
         const std::size_t n = std::min(kPiece, count - done);
         kernels::scan(m->kind, data + done * size, n, m->moments, local.data());
-        m->absorbCensus(local.data());
+        if (kernels::censusExact(m->kind))
+            m->absorbCensus(local.data());
     }
     m->count += count;
+    if (first) {
+        binScanned(*m, data, count);
+    } else {
+        m->linear.clear();
+        m->log.clear();
+    }
 }
 
 void StatsAccumulator::merge(const StatsAccumulator& other)
@@ -234,6 +225,29 @@ void StatsAccumulator::merge(const StatsAccumulator& other)
         throw std::invalid_argument("cannot merge statistics of " + std::string(dtypeName(other.m->dtype)) + " into "
                                     + std::string(dtypeName(m->dtype)));
     m->count += other.m->count;
+    // Binned histograms add up only over the same ranges; a side without finite elements
+    // contributes no bins.
+    State& a = *m;
+    const State& b = *other.m;
+    if (b.moments.n != 0) {
+        if (a.moments.n == 0) {
+            a.linear = b.linear;
+            a.log = b.log;
+            a.linearLo = b.linearLo;
+            a.linearHi = b.linearHi;
+            a.logLo = b.logLo;
+            a.logHi = b.logHi;
+        } else if (!a.linear.empty() && b.linear.size() == a.linear.size() && a.linearLo == b.linearLo
+                   && a.linearHi == b.linearHi && a.logLo == b.logLo && a.logHi == b.logHi) {
+            for (std::size_t i = 0; i < a.linear.size(); ++i) {
+                a.linear[i] += b.linear[i];
+                a.log[i] += b.log[i];
+            }
+        } else {
+            a.linear.clear();
+            a.log.clear();
+        }
+    }
     m->moments.merge(other.m->moments);
     if (!other.m->census.empty()) {
         if (m->census.empty())
@@ -250,8 +264,7 @@ TensorStats StatsAccumulator::finish() const
     out.dtype = std::string(dtypeName(s.dtype));
     out.numel = s.count;
     out.complexMagnitude = isComplex(s.dtype);
-    out.exactHistograms = kernels::censusExact(s.kind);
-    const kernels::Moments mom = out.exactHistograms ? momentsFromCensus(s) : s.moments;
+    const kernels::Moments mom = kernels::censusExact(s.kind) ? momentsFromCensus(s) : s.moments;
     out.finite = mom.n;
     out.nan = mom.nan;
     out.posinf = mom.posinf;
@@ -266,7 +279,7 @@ TensorStats StatsAccumulator::finish() const
     }
     if (mom.n > 1)
         out.std = std::sqrt(mom.m2 / static_cast<double>(mom.n - 1));
-    fillHistograms(out, finiteEntries(s), mom.minAbsNonZero);
+    fillHistograms(out, s, mom.minAbsNonZero);
     return out;
 }
 
@@ -278,10 +291,20 @@ void scanViewsForStats(const std::vector<const TensorViewReader*>& views, const 
     std::vector<ChunkPlanItem> plan;
     for (const auto* v : views)
         plan.push_back({v->numel(), v->elementSize()});
+    // 32- and 64-bit kinds have too many distinct values for a census: their histograms are
+    // binned element by element once the tensor's min, max and smallest non-zero |x| are
+    // known, exactly (core/linear_bins.h). That needs a second look at the elements, and no
+    // bounded summary of the first can replace it (any later element may move the range). A
+    // tensor of one chunk gets it straight after its scan, from the cache; a larger one right
+    // after its last chunk was scanned (pass 1), from the page cache, before any other chunk
+    // is started, so a file larger than memory is still read from disk once.
     struct Job {
         std::mutex mutex;
         std::unique_ptr<StatsAccumulator> acc;
         std::vector<kernels::Moments> chunks;
+        ElementBins bins;
+        std::array<uint64_t, kHistogramBins> linear{}, log{};
+        bool binned = false;
     };
     std::vector<Job> jobs(views.size());
     for (std::size_t i = 0; i < views.size(); ++i) {
@@ -297,21 +320,48 @@ void scanViewsForStats(const std::vector<const TensorViewReader*>& views, const 
         [&](const ChunkWork& w, unsigned worker) {
             const TensorViewReader& view = *views[w.item];
             Job& job = jobs[w.item];
-            view.prefetch(w.begin, w.count);
+            const kernels::Kind kind = job.acc->state().kind;
             const std::byte* p = view.read(w.begin, w.count, buffers[worker]);
-            kernels::scan(job.acc->state().kind, p, w.count, job.chunks[w.chunk], census[worker].data());
-            view.release(w.begin, w.count);
+            if (w.pass == 1) {
+                std::array<uint64_t, kHistogramBins> linear{}, log{};
+                kernels::binElements(kind, p, w.count, job.bins.linear, job.bins.log, linear.data(), log.data());
+                std::lock_guard lock(job.mutex);
+                for (std::size_t b = 0; b < kHistogramBins; ++b) {
+                    job.linear[b] += linear[b];
+                    job.log[b] += log[b];
+                }
+                return;
+            }
+            kernels::Moments& m = job.chunks[w.chunk];
+            kernels::scan(kind, p, w.count, m, census[worker].data());
+            if (job.chunks.size() == 1 && !kernels::censusExact(kind) && m.n > 0) { // the only chunk: bin it while hot
+                job.bins = ElementBins(kind, m, w.count);
+                kernels::binElements(kind, p, w.count, job.bins.linear, job.bins.log, job.linear.data(), job.log.data());
+                job.binned = true;
+            }
             std::lock_guard lock(job.mutex);
-            job.acc->state().absorbCensus(census[worker].data());
+            if (kernels::censusExact(kind))
+                job.acc->state().absorbCensus(census[worker].data());
             job.acc->state().count += w.count;
         },
-        [&](std::size_t item) {
+        [&](std::size_t item, int pass) {
             Job& job = jobs[item];
-            for (const auto& m : job.chunks) // in element order: the result does not depend on timing
-                job.acc->state().moments.merge(m);
+            StatsAccumulator::State& s = job.acc->state();
+            if (pass == 0) {
+                for (const auto& m : job.chunks) // in element order: the result does not depend on timing
+                    s.moments.merge(m);
+                job.chunks = {};
+                if (!job.binned && !kernels::censusExact(s.kind) && s.moments.n > 0) {
+                    job.bins = ElementBins(s.kind, s.moments, s.count);
+                    job.binned = true;
+                    return true;
+                }
+            }
+            if (job.binned)
+                storeBinned(s, job.bins, job.linear.data(), job.log.data());
             done(item, std::move(*job.acc));
             job.acc.reset();
-            job.chunks = {};
+            return false;
         });
 }
 
@@ -323,6 +373,32 @@ StatsAccumulator accumulateTensorStats(const CheckpointFile& file, const TensorI
     std::optional<StatsAccumulator> result;
     detail::scanViewsForStats({&view}, options, [&](std::size_t, StatsAccumulator&& acc) { result = std::move(acc); });
     return std::move(*result);
+}
+
+void rebinMergedStats(StatsAccumulator& merged, const std::vector<TensorPart>& parts)
+{
+    StatsAccumulator::State& s = merged.state();
+    if (kernels::censusExact(s.kind) || s.moments.n == 0)
+        return;
+    const ElementBins bins(s.kind, s.moments, s.count);
+    const bool log = s.moments.zeros != s.moments.n;
+    if (s.linear.size() == kHistogramBins && s.linearLo == bins.linear.lo && s.linearHi == bins.linear.hi
+        && (!log || (s.logLo == bins.log.lo && s.logHi == bins.log.hi)))
+        return;
+    std::array<uint64_t, kHistogramBins> linear{}, logCounts{};
+    std::vector<std::byte> buffer;
+    for (const auto& part : parts) {
+        const TensorViewReader view(*part.file, *part.tensor);
+        if (view.dtype() != s.dtype)
+            throw std::invalid_argument("cannot re-bin a part of type " + std::string(dtypeName(view.dtype())));
+        const std::size_t window = std::max<std::size_t>(1, (8u << 20) / view.elementSize());
+        for (uint64_t begin = 0; begin < view.numel(); begin += window) {
+            const std::size_t count = static_cast<std::size_t>(std::min<uint64_t>(window, view.numel() - begin));
+            const std::byte* p = view.read(begin, count, buffer);
+            kernels::binElements(s.kind, p, count, bins.linear, bins.log, linear.data(), logCounts.data());
+        }
+    }
+    storeBinned(s, bins, linear.data(), logCounts.data());
 }
 
 TensorStats computeTensorStats(const CheckpointFile& file, const TensorInfo& tensor, const StatsOptions& options)

@@ -1,20 +1,25 @@
 // SPDX-License-Identifier: MIT
-// Summary statistics of a tensor's elements, computed in one pass over its bytes: min, max,
+// Summary statistics of a tensor's elements, computed in one read of its bytes: min, max,
 // mean, standard deviation, L2 norm, max |x|, NaN/Inf/zero counts and two 64-bin histograms.
 //
 // Partial results are StatsAccumulators: they merge exactly (counts add, moments combine with
-// Chan et al.'s parallel formula, histograms from exact value counts), so the statistics of a
-// tensor split over threads, DCP chunks or per-rank shards equal those of the whole tensor.
+// Chan et al.'s parallel formula, histograms from exact value counts or, for 32/64-bit types,
+// by re-binning: rebinMergedStats), so the statistics of a tensor split over threads, DCP
+// chunks or per-rank shards equal those of the whole tensor.
 //
 // Conventions (what a user comparing with PyTorch should know):
 //  * min, max, mean, std, l2 and absmax are over the FINITE elements; NaN and ±Inf are counted
 //    separately. With no finite element they are NaN (l2: 0).
 //  * std is Bessel-corrected like torch.std() (NaN for fewer than two finite elements).
 //  * Complex tensors are summarised on their magnitudes |z|.
-//  * Bool, 8- and 16-bit types are counted value by value, so every figure and both
-//    histograms are exact. 32- and 64-bit types have exact moments, min and max; their
-//    histograms place each element by its value rounded to 8 significant bits (a bfloat16),
-//    so an element within 0.4% of a bin edge can land in the neighbouring bin.
+//  * The linear histogram bins exactly as torch.histc(t, 64, min, max) does on the CPU, the
+//    log-|x| one exactly by its formula (core/linear_bins.h). Bool, 8- and 16-bit types are
+//    counted value by value, so every figure and both histograms come from the counts. 32-
+//    and 64-bit types have exact moments, min and max, and their elements are binned into
+//    both histograms once min, max and the smallest non-zero |x| are known (a second look at
+//    the elements, see scanViewsForStats). Partials of those types merged over different
+//    ranges (shards) have no histograms until rebinMergedStats bins them again
+//    (exactHistograms false meanwhile).
 #pragma once
 
 #include "core/dtype.h"
@@ -53,7 +58,8 @@ struct TensorStats {
     double absmax = std::numeric_limits<double>::quiet_NaN();
     Histogram hist;               // finite elements, linear over [min, max]; sums to `finite`
     Histogram logHist;            // finite non-zero elements, over log10|x|; sums to `finite - zeros`
-    bool exactHistograms = true;  // false for 32/64-bit types (bfloat16-resolution binning)
+    bool exactHistograms = true;  // linear histogram binned (equal to torch.histc's); false: none (merged partials not re-binned)
+    bool exactLogHistogram = true; // the same for the log-|x| histogram
     bool complexMagnitude = false;
     std::string problem;          // why there are no statistics (no bytes, sparse, unknown dtype); empty otherwise
 
@@ -113,5 +119,15 @@ TensorStats computeTensorStats(const CheckpointFile& file, const TensorInfo& ten
 /// The same as a mergeable partial (for shards). Throws FormatError when the tensor has no
 /// usable bytes, std::invalid_argument for unsupported dtypes, CancelledError when cancelled.
 StatsAccumulator accumulateTensorStats(const CheckpointFile& file, const TensorInfo& tensor, const StatsOptions& options = {});
+
+/// Makes the linear histogram of an accumulator merged from parts with different ranges
+/// (shards) exact again: bins every part's elements over the merged min and max, a second
+/// read of those parts. A no-op for types counted value by value (exact already) and when
+/// the histogram is exact. Throws like accumulateTensorStats.
+struct TensorPart {
+    const CheckpointFile* file = nullptr;
+    const TensorInfo* tensor = nullptr;
+};
+void rebinMergedStats(StatsAccumulator& merged, const std::vector<TensorPart>& parts);
 
 } // namespace ckpt

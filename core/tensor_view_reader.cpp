@@ -4,8 +4,6 @@
 #include "core/errors.h"
 
 #include <cstring>
-#include <sys/mman.h>
-#include <unistd.h>
 
 namespace ckpt {
 namespace {
@@ -70,10 +68,19 @@ const std::byte* TensorViewReader::read(uint64_t begin, std::size_t count, std::
 {
     if (m_contiguous) {
         const std::byte* p = m_storage.data() + (static_cast<uint64_t>(m_offset) + begin) * m_elem;
-        if (!m_swap)
+        if (m_mapped) {
+            // Copied with pread rather than read through the mapping: mapping and unmapping
+            // every page of a window costs more kernel time than the copy, the copy lands in
+            // the cache for the scan, and the process's resident memory stays at the buffer.
+            if (buffer.size() < count * m_elem) // never shrunk: growing again would clear it
+                buffer.resize(count * m_elem);
+            m_mapped->readAt(static_cast<uint64_t>(p - m_mapped->bytes().data()), std::span<std::byte>(buffer.data(), count * m_elem));
+        } else if (!m_swap) {
             return p;
-        buffer.resize(count * m_elem);
-        std::memcpy(buffer.data(), p, count * m_elem);
+        } else {
+            buffer.resize(count * m_elem);
+            std::memcpy(buffer.data(), p, count * m_elem);
+        }
     } else {
         buffer.resize(count * m_elem);
         gather(begin, count, buffer.data());
@@ -117,37 +124,6 @@ void TensorViewReader::gather(uint64_t begin, std::size_t count, std::byte* out)
             ++index[d - 1];
         }
     }
-}
-
-void TensorViewReader::release(uint64_t begin, std::size_t count) const
-{
-    if (!m_mapped || !m_contiguous)
-        return;
-    const uint64_t at = static_cast<uint64_t>(m_storage.data() - m_mapped->bytes().data())
-                      + (static_cast<uint64_t>(m_offset) + begin) * m_elem;
-    // Only whole pages inside the window: a neighbour's partial page stays mapped.
-    const uint64_t page = 4096;
-    const uint64_t first = (at + page - 1) / page * page, end = (at + count * m_elem) / page * page;
-    if (end > first)
-        m_mapped->adviseDone(first, end - first);
-}
-
-void TensorViewReader::prefetch(uint64_t begin, std::size_t count) const
-{
-    if (!m_mapped || !m_contiguous || count == 0)
-        return;
-    // The mapping is MADV_RANDOM (readers touch scattered headers), which maps one page per
-    // fault; populating the window's page tables in one call avoids ~2000 faults per 8 MiB.
-    // Kernels before 5.14 reject MADV_POPULATE_READ: the pages then fault in one by one.
-    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-    const auto first = reinterpret_cast<uintptr_t>(m_storage.data() + (static_cast<uint64_t>(m_offset) + begin) * m_elem);
-    const uintptr_t start = first / page * page, end = first + count * m_elem;
-#ifdef MADV_POPULATE_READ
-    ::madvise(reinterpret_cast<void*>(start), end - start, MADV_POPULATE_READ);
-#else
-    (void)start;
-    (void)end;
-#endif
 }
 
 } // namespace ckpt

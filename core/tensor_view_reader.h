@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Reads a tensor's view (shape, stride, storage offset) in C order, a window at a time, as
-// contiguous little-endian elements: a pointer straight into the read-only mapping when the
-// view is contiguous and the file little-endian, else gathered (and byte-swapped) into a
-// caller's buffer. Windows that were read can be released from resident memory, so a scan
-// of a file larger than RAM keeps a bounded footprint.
+// contiguous little-endian elements in a caller's buffer: copied with pread when the view is
+// contiguous in a mapped file (the mapping's pages are never touched, so a scan of a file
+// larger than RAM keeps a bounded footprint), else gathered (and byte-swapped).
 #pragma once
 
 #include "core/checkpoint_file.h"
@@ -23,18 +22,10 @@ public:
     uint64_t numel() const { return m_numel; }
     std::size_t elementSize() const { return m_elem; }
     DType dtype() const { return m_dtype; }
-    /// True when windows come straight from the mapping (no copy).
-    bool zeroCopy() const { return m_contiguous && !m_swap; }
 
     /// Elements [begin, begin + count) in C order; the pointer is valid until the next call
-    /// with the same buffer. `buffer` is resized as needed (unused when zeroCopy()).
+    /// with the same buffer. `buffer` is resized as needed (unused for in-memory storage).
     const std::byte* read(uint64_t begin, std::size_t count, std::vector<std::byte>& buffer) const;
-
-    /// Tells the kernel the window's pages are no longer needed (contiguous views of mapped
-    /// storage only; a no-op otherwise). Harmless when another view still needs them.
-    void release(uint64_t begin, std::size_t count) const;
-    /// Hints that the window is about to be read.
-    void prefetch(uint64_t begin, std::size_t count) const;
 
 private:
     void gather(uint64_t begin, std::size_t count, std::byte* out) const;

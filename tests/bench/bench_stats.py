@@ -4,7 +4,7 @@
 `xxhsum -H3` (memory speed) and a Python/PyTorch script computing the same statistics.
 
     /usr/bin/python3 tests/bench/bench_stats.py --ckpt build/bin/ckpt \
-        [--size-gb 2.0] [--workdir DIR] [--keep] [--repeat 3] [--python-repeat 1] [--check]
+        [--size-gb 2.0] [--workdir DIR] [--keep] [--repeat 3] [--python-repeat 1] [--reuse-python] [--check]
 
 Generates (or reuses) two ~2 GB transformer-shaped torch.save checkpoints (benchlib's
 generator, seeds 0 and 1: bfloat16 weights, float32 norms and Adam state), warms the page
@@ -58,6 +58,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--repeat", type=int, default=3, help="timed runs of ckpt and xxhsum (median)")
     ap.add_argument("--python-repeat", type=int, default=1,
                     help="timed runs of the PyTorch script (0: skip it; its ratio and the sanity check are then n/a)")
+    ap.add_argument("--reuse-python", action="store_true",
+                    help="reuse the PyTorch script's timing saved in the workdir by an earlier run on the same "
+                         "checkpoint (it takes minutes); measured and saved when there is none")
     ap.add_argument("--python", default=bl.DEFAULT_PYTHON, help="interpreter with torch")
     ap.add_argument("--json-out", type=Path, default=None, help="also write the results as JSON")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
@@ -110,6 +113,33 @@ def iter_keyed_tensors(obj, torch, prefix=()):
 
 
 # ---- measuring
+
+def python_baseline(args: argparse.Namespace, ckpt: str, a: "bl.Checkpoint", out) -> tuple["Timed", dict, bool]:
+    """The PyTorch script's timing (and its sample of figures for the sanity check): measured,
+    or with --reuse-python read from the workdir when an earlier run saved it for the same
+    checkpoint (same manifest), since the script takes minutes."""
+    cache = Path(args.workdir) / (a.path.name + ".torch-baseline.json")
+    if args.reuse_python and cache.exists():
+        saved = json.loads(cache.read_text())
+        if saved.get("manifest") == a.manifest and saved.get("wall"):
+            py = Timed()
+            py.wall, py.cpu = saved["wall"], saved["cpu"]
+            out(f"reusing the PyTorch script's timing from {cache}")
+            return py, saved["sample"], True
+    out(f"timing the PyTorch statistics script ({args.python_repeat} run(s)) ...")
+    py = Timed()
+    sample = {}
+    for _ in range(args.python_repeat):
+        before = children_cpu()
+        r = bl.run_once([args.python, __file__, "--ckpt", ckpt, "--child-torch-stats", str(a.path)],
+                        capture_stdout=True, timeout=3600).check("PyTorch statistics script")
+        py.wall.append(r.wall_s)
+        py.cpu.append(children_cpu() - before)
+        sample = json.loads(r.stdout.decode().strip().splitlines()[-1])["sample"]
+    if py.wall and (args.reuse_python or args.keep):
+        cache.write_text(json.dumps({"manifest": a.manifest, "wall": py.wall, "cpu": py.cpu, "sample": sample}) + "\n")
+    return py, sample, False
+
 
 class Timed:
     def __init__(self):
@@ -192,16 +222,7 @@ def run(args: argparse.Namespace) -> int:
         stats = timed(stats_argv, args.repeat)
         xxh_ab = timed([xxhsum, "-H3", str(a.path), str(b.path)], args.repeat)
         diff = timed(diff_argv, args.repeat)
-        out(f"timing the PyTorch statistics script ({args.python_repeat} run(s)) ...")
-        py = Timed()
-        sample = {}
-        for _ in range(args.python_repeat):
-            before = children_cpu()
-            r = bl.run_once([args.python, __file__, "--ckpt", ckpt, "--child-torch-stats", str(a.path)],
-                            capture_stdout=True, timeout=3600).check("PyTorch statistics script")
-            py.wall.append(r.wall_s)
-            py.cpu.append(children_cpu() - before)
-            sample = json.loads(r.stdout.decode().strip().splitlines()[-1])["sample"]
+        py, sample, reused = python_baseline(args, ckpt, a, out)
     finally:
         for cp in (a, b):
             if cp.generated and not args.keep:
@@ -235,7 +256,8 @@ def run(args: argparse.Namespace) -> int:
     out(f"  xxhsum -H3 A    {xxh_a.summary()}")
     out(f"  ckpt --stats    {stats.summary()}; peak RSS {rss:.1f} MiB" if rss is not None else f"  ckpt --stats    {stats.summary()}")
     if py.wall:
-        out(f"  PyTorch script  {py.summary()} (whole child: interpreter, import torch, torch.load, statistics)")
+        out(f"  PyTorch script  {py.summary()} (whole child: interpreter, import torch, torch.load, statistics)"
+            + (" [reused from an earlier run]" if reused else ""))
     out(f"  xxhsum -H3 A B  {xxh_ab.summary()}")
     out(f"  ckpt diff A B   {diff.summary()}; peak RSS {diff_rss:.1f} MiB; "
         f"{sum(1 for t in diff_doc.get('tensors', []) if t.get('status') == 'changed')} tensors changed")

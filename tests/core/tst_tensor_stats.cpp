@@ -47,8 +47,20 @@ uint64_t l1(const std::vector<uint64_t>& a, const json& b)
     return d;
 }
 
-// One tensor's statistics against torch's; histograms exactly for exactly-counted types, else
-// within the documented bfloat16-resolution tolerance.
+// Every bin of the linear histogram against torch.histc's.
+void checkHistogramBins(const std::string& what, const Histogram& h, const json& e)
+{
+    QCOMPARE(h.counts.size(), std::size_t(kHistogramBins));
+    for (std::size_t b = 0; b < h.counts.size(); ++b) {
+        const auto want = e["counts"][b].get<uint64_t>();
+        QVERIFY2(h.counts[b] == want, q(what + ": bin " + std::to_string(b) + " holds " + std::to_string(h.counts[b])
+                                        + ", torch.histc " + std::to_string(want)));
+    }
+}
+
+// One tensor's statistics against torch's: the linear histogram bin for bin against
+// torch.histc, the log-|x| histogram against the formula applied to torch.log10 (where the
+// two logarithms may differ in the last bit at a bin edge).
 void checkStats(const std::string& what, const TensorStats& s, const json& e)
 {
     const QByteArray where = q(what);
@@ -73,15 +85,13 @@ void checkStats(const std::string& what, const TensorStats& s, const json& e)
     QCOMPARE(s.hist.counts.size(), std::size_t(kHistogramBins));
     QCOMPARE(s.hist.total(), s.finite); // the histogram holds every finite element
     QVERIFY2(close(s.hist.lo, num(e["hist"]["lo"]), 1e-12) && close(s.hist.hi, num(e["hist"]["hi"]), 1e-12), where);
-    // L1 distance counts a misplaced element twice: at most ~3% of elements in a neighbouring bin.
-    const uint64_t tolerance = s.exactHistograms ? 0 : s.finite * 6 / 100 + 4;
-    QVERIFY2(l1(s.hist.counts, e["hist"]["counts"]) <= tolerance,
-             q(what + " histogram off by " + std::to_string(l1(s.hist.counts, e["hist"]["counts"]))));
+    QVERIFY2(s.exactHistograms && s.exactLogHistogram, where);
+    checkHistogramBins(what, s.hist, e["hist"]);
     if (e.contains("log_hist")) {
         QCOMPARE(s.logHist.total(), s.finite - s.zeros);
         QVERIFY2(close(s.logHist.lo, num(e["log_hist"]["lo"]), 1e-9), where);
         // log10 in C++ and torch may differ in the last bit at a bin edge
-        QVERIFY2(l1(s.logHist.counts, e["log_hist"]["counts"]) <= tolerance + 2,
+        QVERIFY2(l1(s.logHist.counts, e["log_hist"]["counts"]) <= 2,
                  q(what + " log histogram off by " + std::to_string(l1(s.logHist.counts, e["log_hist"]["counts"]))));
     }
 }
@@ -153,13 +163,22 @@ private slots:
         const auto file = CheckpointFile::open(at("stats_shards.pt"));
         const StatsAccumulator whole = accumulateTensorStats(*file, tensorAt(*file, "whole"));
         std::optional<StatsAccumulator> merged;
+        std::vector<TensorPart> parts;
         for (int i = 0; i < 4; ++i) {
-            StatsAccumulator part = accumulateTensorStats(*file, tensorAt(*file, "rows/" + std::to_string(i)));
+            const TensorInfo& rows = tensorAt(*file, "rows/" + std::to_string(i));
+            parts.push_back({file.get(), &rows});
+            StatsAccumulator part = accumulateTensorStats(*file, rows);
             if (merged)
                 merged->merge(part);
             else
                 merged.emplace(std::move(part));
         }
+        // Binned over the rows' own ranges, the histograms do not merge: none until re-binned.
+        const TensorStats before = merged->finish();
+        QVERIFY(!before.exactHistograms && !before.exactLogHistogram);
+        QVERIFY(before.hist.counts.empty() && before.logHist.counts.empty());
+        QCOMPARE(before.numel, whole.finish().numel);
+        rebinMergedStats(*merged, parts);
         const TensorStats a = whole.finish(), b = merged->finish();
         checkStats("merged rows", b, expected()["stats_shards.pt"]["whole"]);
         QCOMPARE(b.numel, a.numel);
