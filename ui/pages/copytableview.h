@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// A table view whose Ctrl+C copies the selected cells as tab-separated text (rows by line), so
-// any value on the data pages can be pasted into a terminal or a spreadsheet.
+// A table view whose Ctrl+C and context-menu Copy put the selected cells on the clipboard as
+// tab-separated text (rows by line), so any value on the data pages can be pasted into a terminal
+// or a spreadsheet.
 #pragma once
 
 #include <QTableView>
@@ -13,7 +14,4 @@ public:
     /// The selection as it would be copied.
     QString selectedText() const;
     void copySelection() const;
-
-protected:
-    void keyPressEvent(QKeyEvent* event) override;
 };
