@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QHeaderView>
+#include <QKeyEvent>
 
 #include <algorithm>
 
@@ -50,4 +51,14 @@ QString CopyTableView::selectedText() const
 void CopyTableView::copySelection() const
 {
     QApplication::clipboard()->setText(selectedText());
+}
+
+void CopyTableView::keyPressEvent(QKeyEvent* event)
+{
+    if (event->matches(QKeySequence::Copy)) {
+        copySelection();
+        event->accept();
+        return;
+    }
+    QTableView::keyPressEvent(event);
 }

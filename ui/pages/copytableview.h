@@ -14,4 +14,9 @@ public:
     /// The selection as it would be copied.
     QString selectedText() const;
     void copySelection() const;
+
+protected:
+    // Ctrl+C reaching the view as a key press (no shortcut matched): the selection too, not
+    // QAbstractItemView's current cell alone.
+    void keyPressEvent(QKeyEvent* event) override;
 };
