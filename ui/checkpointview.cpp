@@ -17,6 +17,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QStyle>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -195,6 +196,20 @@ QStringList CheckpointView::tabNames()
 {
     return {QStringLiteral("overview"), QStringLiteral("tensors"), QStringLiteral("optimizer"),
             QStringLiteral("schedule"), QStringLiteral("rng"), QStringLiteral("raw")};
+}
+
+bool CheckpointView::focusFilter()
+{
+    QLineEdit* filter = nullptr;
+    if (m_tabs->currentIndex() == TensorsTab)
+        filter = m_tensors->filterEdit();
+    else if (m_tabs->currentIndex() == OptimizerTab)
+        filter = m_optimizer->filterEdit();
+    if (!filter)
+        return false;
+    filter->setFocus(Qt::ShortcutFocusReason);
+    filter->selectAll();
+    return true;
 }
 
 bool CheckpointView::selectTab(const QString& name)

@@ -47,6 +47,8 @@ public:
     /// "overview", "tensors", "optimizer", "schedule", "rng", "raw"
     static QStringList tabNames();
     bool selectTab(const QString& name);
+    /// Puts the keyboard focus in the shown tab's name filter; false when the tab has none.
+    bool focusFilter();
     /// Shows the tab and row a finding points at.
     void reveal(const ckpt::Finding& finding);
 

@@ -4,6 +4,7 @@
 #include "core/checkpoint_file.h"
 #include "ui/models/importsmodel.h"
 #include "ui/palettecolors.h"
+#include "ui/copyaction.h"
 
 #include <QEvent>
 #include <QHeaderView>
@@ -32,6 +33,8 @@ ImportsPage::ImportsPage(QWidget* parent)
     m_view->verticalHeader()->hide();
     m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
     m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->setTabKeyNavigation(false);
+    installCopyAction(m_view);
     m_view->setSortingEnabled(true);
     m_view->sortByColumn(ImportsModel::Safety, Qt::AscendingOrder); // dangerous first, then unknown, then safe
 

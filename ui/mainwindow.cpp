@@ -30,6 +30,8 @@
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QTabBar>
+#include <QTabWidget>
 #include <QTimer>
 #include <QTreeView>
 
@@ -171,6 +173,15 @@ void MainWindow::createMenus()
     }
     m_inspectAction->setChecked(true);
     view->addSeparator();
+    // Find: the shown tab's name filter, or the findings' filters where the tab has none.
+    view->addAction(tr("&Find / filter"), QKeySequence::Find, this, [this] {
+        if (mode() == Mode::Compare || !m_checkpointView->focusFilter())
+            m_findings->severityFilter()->setFocus(Qt::ShortcutFocusReason);
+    });
+    view->addAction(tr("Go to &checkpoint tabs"), QKeySequence(Qt::ALT | Qt::Key_3), this, [this] {
+        setMode(Mode::Inspect);
+        m_checkpointView->tabs()->tabBar()->setFocus(Qt::ShortcutFocusReason);
+    });
     view->addAction(tr("Go to run &browser"), QKeySequence(Qt::ALT | Qt::Key_1), this, [this] { m_browser->view()->setFocus(); });
     view->addAction(tr("Go to &findings"), QKeySequence(Qt::ALT | Qt::Key_2), this, [this] { m_findings->setFocus(); });
     view->addAction(tr("Cancel background work"), QKeySequence(Qt::Key_Escape), this, &MainWindow::cancelBackgroundWork);

@@ -15,6 +15,7 @@ void setUpReadOnlyTable(QTableView* view)
     view->verticalHeader()->hide();
     view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
     view->horizontalHeader()->setStretchLastSection(true);
+    view->setTabKeyNavigation(false); // Tab goes on to the next widget, arrows move in the table
     installCopyAction(view);
 }
 

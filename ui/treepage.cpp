@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/treepage.h"
 
+#include "ui/copyaction.h"
 #include "ui/models/objecttreemodel.h"
 
 #include <QHeaderView>
@@ -17,6 +18,8 @@ TreePage::TreePage(QWidget* parent)
     m_view->setAlternatingRowColors(true);
     m_view->setTextElideMode(Qt::ElideMiddle);
     m_view->header()->setStretchLastSection(true);
+    m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    installCopyAction(m_view); // a key path, a class path or a value, as shown
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 4, 0, 0);

@@ -2,6 +2,7 @@
 #include "ui/validationpanel.h"
 
 #include "core/launcher.h"
+#include "ui/copyaction.h"
 
 #include <QComboBox>
 #include <QCoreApplication>
@@ -78,6 +79,8 @@ ValidationPanel::ValidationPanel(QWidget* parent)
     m_components->setColumnCount(3);
     m_components->setHeaderLabels({tr("Component / check"), tr("Verdict"), tr("Detail")});
     m_components->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    m_components->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    installCopyAction(m_components);
     m_log = new QPlainTextEdit(this);
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(2000);

@@ -3,6 +3,7 @@
 
 #include "core/checkpoint_file.h"
 #include "ui/textformat.h"
+#include "ui/copyaction.h"
 
 #include <QListWidget>
 #include <QVBoxLayout>
@@ -13,6 +14,8 @@ WarningsPage::WarningsPage(QWidget* parent)
 {
     m_list->setWordWrap(true);
     m_list->setAlternatingRowColors(true);
+    m_list->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    installCopyAction(m_list);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 4, 0, 0);
     layout->addWidget(m_list);

@@ -25,8 +25,10 @@
 #include "ui/models/tensordiffmodel.h"
 #include "ui/overviewpage.h"
 #include "ui/rawpage.h"
+#include "ui/recentfiles.h"
 #include "ui/runbrowser.h"
 #include "ui/pages/checkpointtensorspage.h"
+#include "ui/pages/copytableview.h"
 #include "ui/pages/momentstatemodel.h"
 #include "ui/pages/tensorlistmodel.h"
 #include "ui/pages/optimizerpage.h"
@@ -36,7 +38,13 @@
 #include "ui/validationpanel.h"
 
 #include <QAbstractItemModelTester>
+#include <QAction>
+#include <QApplication>
 #include <QClipboard>
+#include <QDockWidget>
+#include <QLineEdit>
+#include <QSettings>
+#include <QTabBar>
 #include <QDir>
 #include <QComboBox>
 #include <QLabel>
@@ -364,6 +372,127 @@ private slots:
         QVERIFY(!m_window->runModel()->headerData(RunBrowserModel::Marks, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
     }
 
+    // Every item view of the window (tables, trees and lists, the Raw tree and the compare view
+    // included) copies with Ctrl+C and from its context menu; Tab never gets trapped in a table.
+    void everyViewCopies()
+    {
+        waitIdle();
+        const QList<QAbstractItemView*> views = m_window->findChildren<QAbstractItemView*>();
+        QVERIFY(views.size() >= 15);
+        for (QAbstractItemView* view : views) {
+            if (qobject_cast<QComboBox*>(view->parentWidget()) || view->inherits("QComboBoxListView") || view->inherits("QHeaderView"))
+                continue; // a combo box's popup list or a view's header
+            const QString name = QLatin1String(view->metaObject()->className()) + QStringLiteral(" in ")
+                + QLatin1String(view->parentWidget()->metaObject()->className());
+            bool copies = false;
+            for (const QAction* action : view->actions())
+                copies = copies || action->shortcut() == QKeySequence(QKeySequence::Copy);
+            QVERIFY2(copies, qPrintable(name + QStringLiteral(" has no Ctrl+C")));
+            QVERIFY2(view->contextMenuPolicy() == Qt::ActionsContextMenu, qPrintable(name + QStringLiteral(" has no context menu")));
+            QVERIFY2(!view->tabKeyNavigation(), qPrintable(name + QStringLiteral(" keeps Tab to itself")));
+        }
+
+        // Raw tree: Ctrl+C copies the row as shown.
+        const RunDataPtr ddp4 = runNamed(QStringLiteral("ddp4-mlp"));
+        m_window->showCheckpoint(ddp4->id, 2);
+        QVERIFY(m_window->selectTab(QStringLiteral("raw")));
+        waitIdle();
+        QTreeView* tree = m_window->checkpointView()->rawPage()->treePage()->view();
+        m_window->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+        tree->setFocus();
+        const QModelIndex firstLeaf = tree->model()->index(0, 0, tree->model()->index(0, 0));
+        tree->setCurrentIndex(firstLeaf);
+        tree->selectionModel()->select(firstLeaf, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        QTest::keyClick(tree, Qt::Key_C, Qt::ControlModifier);
+        QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("0.weight\ttensor\tfloat32 [64, 16] 4.00 KiB"));
+
+        // Compare view: the side-by-side tree copies its rows too.
+        QVERIFY(m_window->compareByPath(samples("ddp4-mlp/checkpoint-0000100"), samples("ddp4-mlp/checkpoint-0000200")));
+        QTreeView* comparison = m_window->compareView()->comparisonView();
+        comparison->setFocus();
+        const QModelIndex counters = comparison->model()->index(0, 0);
+        const QModelIndex step = comparison->model()->index(1, 0, counters); // global_step (manifest.json)
+        comparison->setCurrentIndex(step);
+        comparison->selectionModel()->select(step, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        QTest::keyClick(comparison, Qt::Key_C, Qt::ControlModifier);
+        QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("global_step (manifest.json)\t100\t200\tchanged"));
+        m_window->setMode(MainWindow::Mode::Inspect);
+    }
+
+    // Tab walks from the run browser through the tabs, the shown page and the findings back to
+    // the browser; Ctrl+F finds the shown tab's filter; the shortcuts for Open and Compare exist.
+    void keyboardReachesEveryPart()
+    {
+        waitIdle();
+        m_window->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+        CheckpointView* view = m_window->checkpointView();
+        QVERIFY(m_window->selectTab(QStringLiteral("tensors")));
+        m_window->runBrowser()->view()->setFocus();
+        QSet<QWidget*> reached;
+        for (int i = 0; i < 80 && !reached.contains(QApplication::focusWidget()); ++i) {
+            reached.insert(QApplication::focusWidget());
+            QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
+        }
+        QCOMPARE(QApplication::focusWidget(), m_window->runBrowser()->view()); // round and back
+        QVERIFY(reached.contains(static_cast<QWidget*>(view->tabs()->tabBar())));
+        QVERIFY(reached.contains(static_cast<QWidget*>(view->tensorsPage()->filterEdit())));
+        QVERIFY(reached.contains(static_cast<QWidget*>(view->tensorsPage()->view())));
+        QVERIFY(reached.contains(static_cast<QWidget*>(m_window->findingsPanel()->view())));
+
+        // The arrows switch tabs in the tab bar.
+        view->tabs()->tabBar()->setFocus();
+        QTest::keyClick(view->tabs()->tabBar(), Qt::Key_Right);
+        QCOMPARE(view->tabs()->currentIndex(), int(CheckpointView::OptimizerTab));
+
+        QTest::keyClick(m_window.get(), Qt::Key_F, Qt::ControlModifier);
+        QCOMPARE(QApplication::focusWidget(), static_cast<QWidget*>(view->optimizerPage()->filterEdit()));
+        QVERIFY(m_window->selectTab(QStringLiteral("schedule")));
+        QTest::keyClick(m_window.get(), Qt::Key_F, Qt::ControlModifier); // no filter there: the findings'
+        QCOMPARE(QApplication::focusWidget(), static_cast<QWidget*>(m_window->findingsPanel()->severityFilter()));
+        QTest::keyClick(m_window.get(), Qt::Key_3, Qt::AltModifier);
+        QCOMPARE(QApplication::focusWidget(), static_cast<QWidget*>(view->tabs()->tabBar()));
+
+        QTest::keyClick(m_window.get(), Qt::Key_2, Qt::ControlModifier);
+        QVERIFY(m_window->mode() == MainWindow::Mode::Compare);
+        QTest::keyClick(m_window.get(), Qt::Key_1, Qt::ControlModifier);
+        QVERIFY(m_window->mode() == MainWindow::Mode::Inspect);
+        QStringList shortcuts;
+        for (const QAction* action : m_window->findChildren<QAction*>())
+            shortcuts.append(action->shortcut().toString());
+        QVERIFY(shortcuts.contains(QKeySequence(QKeySequence::Open).toString()));
+        QVERIFY(shortcuts.contains(QStringLiteral("Ctrl+D"))); // compare the two selected in the browser
+    }
+
+    // Geometry, docks and the recent files survive a restart (settings of the test mode, never
+    // the user's).
+    void windowStateAndRecentFilesPersist()
+    {
+        QSettings().clear();
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString run = dir.filePath(QStringLiteral("persisted-run"));
+        QVERIFY(copyTree(samples("tiny-mlp"), run));
+        {
+            MainWindow first(MainWindow::Settings::Use);
+            first.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&first));
+            first.resize(1111, 777);
+            first.findChild<QDockWidget*>(QStringLiteral("findingsDock"))->hide();
+            first.openPaths({run});
+            QTRY_VERIFY_WITH_TIMEOUT(!first.isBusy(), 30000);
+            first.close();
+        }
+        QVERIFY(QSettings().contains(QStringLiteral("mainWindow/state")));
+        MainWindow second(MainWindow::Settings::Use);
+        QCOMPARE(second.size(), QSize(1111, 777));
+        QVERIFY(second.findChild<QDockWidget*>(QStringLiteral("findingsDock"))->isHidden());
+        QVERIFY(!second.findChild<QDockWidget*>(QStringLiteral("runsDock"))->isHidden());
+        QCOMPARE(RecentFiles::load().value(0), run);
+        QSettings().clear();
+    }
+
     void switchingDropsStaleResults()
     {
         const RunDataPtr ddp4 = runNamed(QStringLiteral("ddp4-mlp"));
@@ -403,6 +532,8 @@ private slots:
         CheckpointView* view = m_window->checkpointView();
         QCOMPARE(view->errors()->count(), 1);
         QVERIFY(view->errors()->list()->item(0)->text().startsWith(QStringLiteral("rng-rank-0.pt")));
+        QVERIFY(view->errors()->isVisibleTo(m_window.get()));
+        QVERIFY(!QApplication::activeModalWidget()); // a panel, never a dialog to click away
         QCOMPARE(view->fileChooser()->count(), 2); // model.pt and optimizer.pt still open
         QVERIFY(m_window->selectTab(QStringLiteral("tensors")));
         waitIdle();
@@ -488,6 +619,25 @@ private slots:
         QCoreApplication::sendEvent(m_window.get(), &drop);
         waitIdle();
         QCOMPARE(m_window->runModel()->rowCount(), before); // already open: not twice
+
+        // A checkpoint folder not open yet: dropped, it opens as a run of its own.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString folder = dir.filePath(QStringLiteral("dropped-checkpoint"));
+        QVERIFY(copyTree(samples("tiny-mlp/checkpoint-0000100"), folder));
+        QMimeData fresh;
+        fresh.setUrls({QUrl::fromLocalFile(folder)});
+        QDragEnterEvent enterFresh(centre, Qt::CopyAction, &fresh, Qt::LeftButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(m_window.get(), &enterFresh);
+        QVERIFY(enterFresh.isAccepted());
+        QDropEvent dropFresh(QPointF(centre), Qt::CopyAction, &fresh, Qt::LeftButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(m_window.get(), &dropFresh);
+        QTRY_COMPARE_WITH_TIMEOUT(m_window->runModel()->rowCount(), before + 1, 30000);
+        waitIdle();
+        const RunDataPtr dropped = runNamed(QStringLiteral("dropped-checkpoint"));
+        QVERIFY(dropped);
+        QCOMPARE(dropped->checkpoints.size(), std::size_t(1));
+        m_window->closeRun(dropped->id);
 
         QMimeData text;
         text.setText(QStringLiteral("not a file"));

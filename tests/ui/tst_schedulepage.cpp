@@ -122,6 +122,14 @@ private slots:
         QVERIFY(plot->xRange().lower < 0 && plot->xRange().upper > 300);
         QVERIFY(plot->leftRange().lower < 0 && plot->leftRange().upper > 3e-3); // lr 3e-3 down to 0
         QVERIFY(page.infoText().startsWith(QStringLiteral("CosineAnnealingLR, position 300")));
+        // The legend has a row of its own under the axes: it covers neither the curves nor the
+        // checkpoint labels drawn at the top of the plot area.
+        page.resize(1000, 500);
+        page.show();
+        QTRY_VERIFY(plot->legendRect().height() > 0);
+        QVERIFY(plot->plotAreaRect().height() > 200);
+        QVERIFY(!plot->legendRect().intersects(plot->plotAreaRect()));
+        QVERIFY(plot->legendRect().top() >= plot->plotAreaRect().bottom());
 
         QTemporaryDir dir;
         QVERIFY(page.exportPlot(dir.filePath(QStringLiteral("s.png"))));

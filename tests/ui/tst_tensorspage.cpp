@@ -17,6 +17,7 @@
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QHeaderView>
 #include <QJsonArray>
 #include <QTemporaryDir>
 
@@ -108,6 +109,43 @@ private slots:
         QTest::addRow("hf-trainer") << QStringLiteral("hf-trainer/checkpoint-60") << QStringLiteral("tensors_hf-trainer");
         QTest::addRow("lightning") << QStringLiteral("lightning/checkpoints/epoch=1-step=50.ckpt")
                                    << QStringLiteral("tensors_lightning");
+    }
+
+    // Rows that merge ranks' pieces (ZeRO partitions) or hold DCP chunks, in golden dumps; the
+    // page's summary counts logical tensors and names the groups.
+    void groupedModelDump_data()
+    {
+        QTest::addColumn<QString>("checkpoint");
+        QTest::addColumn<QString>("expected");
+        QTest::addColumn<QString>("summary");
+        QTest::addRow("deepspeed") << QStringLiteral("deepspeed/global_step40") << QStringLiteral("tensors_deepspeed")
+                                   << QStringLiteral("10 tensors (3 sharded groups, 1 replica group), ");
+        QTest::addRow("dcp") << QStringLiteral("dcp/step-30") << QStringLiteral("tensors_dcp") << QString();
+    }
+
+    void groupedModelDump()
+    {
+        QFETCH(QString, checkpoint);
+        QFETCH(QString, expected);
+        QFETCH(QString, summary);
+        TensorListModel model;
+        QAbstractItemModelTester tester(&model);
+        CheckpointTensors tensors = collectTensors(*PageTest::state(checkpoint));
+        QVERIFY2(tensors.errors.isEmpty(), qPrintable(tensors.errors.join(QLatin1Char('\n'))));
+        model.setTensors(std::move(tensors.rows));
+        QVERIFY(PageTest::matchesExpected(UiTest::dumpModel(model), expected));
+
+        CheckpointTensorsPage page;
+        QVERIFY(loadStatsAndWait(page, PageTest::state(checkpoint)));
+        int logical = 0;
+        for (const TensorRow& row : page.model()->tensors())
+            logical += row.group < 0;
+        QVERIFY(page.summaryText().startsWith(QStringLiteral("%1 tensors").arg(logical)));
+        if (!summary.isEmpty())
+            QVERIFY2(page.summaryText().startsWith(summary), qPrintable(page.summaryText()));
+        // The file or ranks of a row shown next to its name, however long the names are.
+        QCOMPARE(page.view()->horizontalHeader()->visualIndex(TensorListModel::File), 1);
+        QVERIFY(page.view()->columnWidth(TensorListModel::Name) <= 320);
     }
 
     void modelDump()

@@ -65,6 +65,10 @@ CheckpointTensorsPage::CheckpointTensorsPage(QWidget* parent)
     m_view->sortByColumn(-1, Qt::AscendingOrder); // file order until the user sorts
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_view->horizontalHeader()->setStretchLastSection(true);
+    // The file or the ranks a row comes from next to its name: at the model's place, after the
+    // shape and sizes, long DeepSpeed names pushed it out of sight.
+    m_view->horizontalHeader()->moveSection(TensorListModel::File, TensorListModel::Name + 1);
+    m_view->setTextElideMode(Qt::ElideMiddle);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             &CheckpointTensorsPage::showSelected);
@@ -92,8 +96,8 @@ CheckpointTensorsPage::CheckpointTensorsPage(QWidget* parent)
     auto* split = new QSplitter(Qt::Horizontal, this);
     split->addWidget(m_view);
     split->addWidget(plots);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 1);
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(top);
@@ -212,8 +216,10 @@ void CheckpointTensorsPage::onTensorsCollected()
         m_errors = m_tensors->errors;
         m_model->setTensors(m_tensors->rows);
         m_view->resizeColumnsToContents();
-        if (m_view->columnWidth(TensorListModel::Name) > 360)
-            m_view->setColumnWidth(TensorListModel::Name, 360);
+        for (const auto& [column, widest] : {std::pair{TensorListModel::Name, 320}, std::pair{TensorListModel::File, 220}}) {
+            if (m_view->columnWidth(column) > widest)
+                m_view->setColumnWidth(column, widest); // elided in the middle, whole in the tooltip
+        }
     }
     if (future.isCanceled())
         m_errors.append(tr("Reading the checkpoint was cancelled: the table shows the files read until then."));
@@ -348,12 +354,29 @@ void CheckpointTensorsPage::updateSummary()
         return;
     }
     const QString computing = isComputingStats() ? tr("; computing statistics…") : QString();
+    // Logical tensors: a row that merges the ranks' pieces or replicas counts once, its per-rank
+    // rows not again; the bytes are those on disk (the per-rank rows', not the merged row's too).
+    const std::vector<TensorRow>& rows = m_model->tensors();
     uint64_t bytes = 0;
-    for (const TensorRow& t : m_model->tensors())
-        bytes += t.bytes;
-    const int shown = m_proxy->rowCount();
-    const int total = m_model->rowCount();
-    const QString tensors = total == 1 ? tr("1 tensor") : tr("%1 tensors").arg(total);
+    int total = 0, sharded = 0, replicated = 0;
+    for (const TensorRow& t : rows) {
+        if (t.members.empty())
+            bytes += t.bytes;
+        else
+            ++(t.replicated ? replicated : sharded);
+        total += t.group < 0;
+    }
+    int shown = 0;
+    for (int row = 0; row < m_proxy->rowCount(); ++row)
+        shown += rows[std::size_t(m_proxy->mapToSource(m_proxy->index(row, 0)).row())].group < 0;
+    QString tensors = total == 1 ? tr("1 tensor") : tr("%1 tensors").arg(total);
+    QStringList groups;
+    if (sharded > 0)
+        groups.append(sharded == 1 ? tr("1 sharded group") : tr("%1 sharded groups").arg(sharded));
+    if (replicated > 0)
+        groups.append(replicated == 1 ? tr("1 replica group") : tr("%1 replica groups").arg(replicated));
+    if (!groups.isEmpty())
+        tensors += QStringLiteral(" (") + groups.join(QStringLiteral(", ")) + QLatin1Char(')');
     m_summary->setText((shown == total ? tr("%1, %2").arg(tensors, humanBytes(bytes))
                                        : tr("%1 of %2, %3").arg(shown).arg(tensors, humanBytes(bytes)))
                        + computing);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// A table view whose Ctrl+C copies the selected cells as tab-separated text (rows by line), so
-// any value on the data pages can be pasted into a terminal or a spreadsheet.
+// A table view whose Ctrl+C and context-menu Copy put the selected cells on the clipboard as
+// tab-separated text (rows by line), so any value on the data pages can be pasted into a terminal
+// or a spreadsheet.
 #pragma once
 
 #include <QTableView>
@@ -15,5 +16,7 @@ public:
     void copySelection() const;
 
 protected:
+    // Ctrl+C reaching the view as a key press (no shortcut matched): the selection too, not
+    // QAbstractItemView's current cell alone.
     void keyPressEvent(QKeyEvent* event) override;
 };

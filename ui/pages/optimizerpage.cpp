@@ -55,7 +55,6 @@ OptimizerPage::OptimizerPage(QWidget* parent)
 
     m_plot->setAxisLabels(tr("training step"), tr("L2 norm"));
     m_plot->setLeftLogarithmic(true); // second moments are orders of magnitude below the first
-    m_plot->setLegendAlignment(Qt::AlignBottom | Qt::AlignRight); // norms start high and stay above it
     m_plot->setToolTip(tr("Norms of the optimizer's moments at each checkpoint of the run: all parameters "
                           "together, and the selected parameter. Drag to pan, wheel to zoom, double-click to fit"));
     m_plotNote->setWordWrap(true);

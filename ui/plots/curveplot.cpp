@@ -35,9 +35,18 @@ CurvePlot::CurvePlot(QWidget* parent)
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal | Qt::Vertical);
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal | Qt::Vertical);
     m_plot->legend->setVisible(true);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, QString()));
+    // The legend sits in a row of its own under the axes: inside them it covered the checkpoint
+    // labels at the top and, wherever it went, some of the curves.
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    m_plot->plotLayout()->addElement(2, 0, m_plot->legend);
+    m_plot->plotLayout()->setRowStretchFactor(2, 0.001);
+    m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    m_plot->legend->setMargins(QMargins(4, 1, 4, 1));
+    m_plot->legend->setRowSpacing(0);
+    m_plot->legend->setColumnSpacing(12);
+    m_plot->legend->setMaximumSize(QWIDGETSIZE_MAX, m_plot->legend->maximumSize().height());
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { fit(); });
     applyPalette();
 }
@@ -69,9 +78,14 @@ void CurvePlot::setLeftLogarithmic(bool log)
                                  : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
 }
 
-void CurvePlot::setLegendAlignment(Qt::Alignment alignment)
+QRect CurvePlot::legendRect() const
 {
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, alignment);
+    return m_plot->legend->outerRect();
+}
+
+QRect CurvePlot::plotAreaRect() const
+{
+    return m_plot->axisRect()->rect();
 }
 
 int CurvePlot::addCurve(const QString& name, const PlotMath::Curve& curve, Axis axis, int colorIndex, Style style)

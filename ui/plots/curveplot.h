@@ -25,8 +25,10 @@ public:
     void clear();
     void setAxisLabels(const QString& x, const QString& left, const QString& right = {});
     void setLeftLogarithmic(bool log);
-    /// Where the legend sits inside the plot (default: top right).
-    void setLegendAlignment(Qt::Alignment alignment);
+    /// The legend, under the axes (widget coordinates after the last replot).
+    QRect legendRect() const;
+    /// The area inside the axes, where curves, checkpoint lines and their labels are drawn.
+    QRect plotAreaRect() const;
     /// Adds a curve (x ascending); colour `colorIndex` of seriesColor(). Returns its index.
     int addCurve(const QString& name, const PlotMath::Curve& curve, Axis axis, int colorIndex, Style style = Style::Line);
     /// Vertical lines at `steps`, labelled; the one at `current` (if any) drawn solid.
