@@ -48,12 +48,19 @@ Aligned alignTensors(const TrainingState& s, const std::string& prefix, TensorSo
             covered.insert({p.from.file, formatKeyPath(p.from.key)});
         }
     }
+    // A parameter's state entry (file, key path of its dict) -> its aligned name, so its other
+    // tensors (Adam's `step` since torch 1.12, custom per-parameter state) align by name too.
+    std::map<std::pair<std::string, std::string>, std::string> paramStateDicts;
     if (s.optimizer) {
         for (const auto& ps : s.optimizer->paramState) {
             const std::string param = ps.name.empty() ? "#" + ps.index : stripPrefix(ps.name, prefix);
             for (const auto& m : ps.moments) {
                 out.push_back({"optimizer/" + param + "/" + m.name, {"optimizer", m.from, m.dtype, m.shape}});
                 covered.insert({m.from.file, formatKeyPath(m.from.key)});
+                if (!m.from.key.empty()) {
+                    const KeyPath dict(m.from.key.begin(), m.from.key.end() - 1);
+                    paramStateDicts.emplace(std::pair{m.from.file, formatKeyPath(dict)}, param);
+                }
             }
         }
     }
@@ -78,6 +85,15 @@ Aligned alignTensors(const TrainingState& s, const std::string& prefix, TensorSo
                 const TensorInfo& t = file.tensors()[e.tensor];
                 if (t.dtype == DType::UInt8 && (t.numel() == 5056 || t.numel() == 5048 || t.numel() == 816))
                     continue; // generator states: compared as RNG
+                if (!e.key.empty() && std::holds_alternative<std::string>(e.key.back())) {
+                    const KeyPath dict(e.key.begin(), e.key.end() - 1);
+                    const auto param = paramStateDicts.find({f.path, formatKeyPath(dict)});
+                    if (param != paramStateDicts.end()) {
+                        out.push_back({"optimizer/" + param->second + "/" + std::get<std::string>(e.key.back()),
+                                       {"optimizer", {f.path, e.key}, t.dtypeName, t.shape}});
+                        continue;
+                    }
+                }
                 out.push_back({"other/" + rel + formatKeyPath(e.key), {"other", {f.path, e.key}, t.dtypeName, t.shape}});
             }
         } catch (const std::exception& e) {

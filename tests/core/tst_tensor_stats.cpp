@@ -360,6 +360,20 @@ private slots:
         QVERIFY(text.out.contains("big_bfloat16") && text.out.contains("ABSMAX"));
     }
 
+    // Adam's per-parameter `step` (a tensor since torch 1.12) aligns by parameter name like the
+    // moments, so two checkpoints 50 steps apart show optimizer/<param>/step changed by 50.
+    void diffAlignsOptimizerStepByName()
+    {
+        const std::string run = std::string(CKPT_SOURCE_DIR) + "/sample_runs/tiny-mlp/";
+        const CheckpointDiff d = diffCheckpoints(run + "checkpoint-0000100", run + "checkpoint-0000150");
+        const TensorDiff& step = diffOf(d, "optimizer/0.weight/step");
+        QCOMPARE(step.component, std::string("optimizer"));
+        QCOMPARE(step.status, DiffStatus::Changed);
+        QCOMPARE(step.maxAbsDiff, 50.0);
+        for (const auto& t : d.tensors)
+            QVERIFY2(t.component != "other", q(t.key + " is not aligned to a model or optimizer part"));
+    }
+
     void cliDiffJson()
     {
         const CkptRun run = runCkpt({"diff", QString::fromStdString(at("diff_a.pt")), QString::fromStdString(at("diff_b.pt")), "--json"});
