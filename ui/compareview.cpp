@@ -164,6 +164,17 @@ void CompareView::refresh()
     update();
 }
 
+bool CompareView::chosenA(int& runId, int& index) const
+{
+    const RunData* run = nullptr;
+    const RunCheckpointData* a = checkpointAt(m_chooserA, &run);
+    if (!a)
+        return false;
+    runId = run->id;
+    index = static_cast<int>(a - run->checkpoints.data());
+    return true;
+}
+
 const RunCheckpointData* CompareView::checkpointAt(const QComboBox* chooser, const RunData** runOut) const
 {
     const QVariant data = chooser->currentData();
@@ -187,11 +198,15 @@ void CompareView::update()
     const RunData* runB = nullptr;
     const RunCheckpointData* a = checkpointAt(m_chooserA, &runA);
     const RunCheckpointData* b = checkpointAt(m_chooserB, &runB);
+    if (a && m_chooserA->currentData() != m_chosenA) {
+        m_chosenA = m_chooserA->currentData();
+        emit checkpointAChosen(runA->id, static_cast<int>(a - runA->checkpoints.data()));
+    }
     std::vector<FindingRow> findings;
     auto addFindings = [&findings](const RunData* run, const RunCheckpointData* checkpoint) {
         const int index = static_cast<int>(checkpoint - run->checkpoints.data());
         for (const ckpt::Finding& finding : checkpoint->findings)
-            findings.push_back({run->id, index, QFileInfo(fromUtf8(checkpoint->info.path)).fileName(), finding});
+            findings.push_back({run->id, index, QFileInfo(fromUtf8(checkpoint->info.path)).fileName(), finding, run->folder()});
     };
     if (a)
         addFindings(runA, a);
@@ -206,7 +221,7 @@ void CompareView::update()
             finding.severity = ckpt::Severity::Warning;
             finding.component = ckpt::Component::Progress;
             finding.message = text;
-            findings.insert(findings.begin(), {0, -1, tr("A → B"), finding});
+            findings.insert(findings.begin(), {0, -1, tr("A → B"), finding, runA->folder()});
         }
         m_comparison->setComparison(std::move(comparison));
         m_tensors->setStates(a->state, b->state);

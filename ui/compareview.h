@@ -6,6 +6,7 @@
 
 #include "ui/rundata.h"
 
+#include <QVariant>
 #include <QWidget>
 
 #include <atomic>
@@ -38,6 +39,8 @@ public:
     void compareDefault(int runId);
     /// Recomputes with what has arrived since (states read after the choice was made).
     void refresh();
+    /// A as (run id, checkpoint index); false when none is chosen.
+    bool chosenA(int& runId, int& index) const;
 
     QComboBox* chooserA() const { return m_chooserA; }
     QComboBox* chooserB() const { return m_chooserB; }
@@ -52,6 +55,9 @@ public:
 
 Q_SIGNALS:
     void tensorDiffAvailable();
+    /// A is now checkpoint `index` of run `runId` (emitted when the choice of A changes), so the
+    /// run browser can show where A is.
+    void checkpointAChosen(int runId, int index);
 
 private:
     void startTensorDiff(const QString& pathA, const QString& pathB);
@@ -68,6 +74,7 @@ private:
     ComparisonModel* m_comparison;
     QTreeView* m_comparisonView;
     TensorDiffModel* m_tensors;
+    QVariant m_chosenA; // the A last announced through checkpointAChosen
     QString m_diffKey; // the pair whose values are compared or being compared
     std::shared_ptr<std::atomic_bool> m_diffCancel;
     std::shared_ptr<const ckpt::CheckpointDiff> m_diff;

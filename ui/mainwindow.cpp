@@ -128,6 +128,11 @@ void MainWindow::createDocks()
         setMode(Mode::Compare);
     });
     connect(m_browser, &RunBrowser::closeRunRequested, this, &MainWindow::closeRun);
+    // Comparing, the browser shows where A is (and the Inspect view then shows A).
+    connect(m_compareView, &CompareView::checkpointAChosen, this, [this](int runId, int index) {
+        if (mode() == Mode::Compare)
+            m_browser->revealCheckpoint(runId, index);
+    });
 
     m_findings = new FindingsPanel;
     auto* findings = new QDockWidget(tr("Findings"), this);
@@ -392,7 +397,11 @@ void MainWindow::setMode(Mode mode)
             m_compareView->compareDefault(m_checkpointView->runId());
         m_compareView->refresh();
     }
+    const bool entering = mode == Mode::Compare && m_centre->currentWidget() != m_compareView;
     m_centre->setCurrentWidget(mode == Mode::Compare ? static_cast<QWidget*>(m_compareView) : m_checkpointView);
+    int runA = 0, indexA = 0;
+    if (entering && m_compareView->chosenA(runA, indexA))
+        m_browser->revealCheckpoint(runA, indexA);
     (mode == Mode::Compare ? m_compareAction : m_inspectAction)->setChecked(true);
     updateTitle();
 }

@@ -80,7 +80,12 @@ OverviewPage::OverviewPage(QWidget* parent)
     m_fieldsView->header()->resizeSection(StateFieldsModel::Name, 200);
     m_fieldsView->header()->resizeSection(StateFieldsModel::Value, 220);
     installCopyAction(m_fieldsView);
-    connect(m_fields, &QAbstractItemModel::modelReset, m_fieldsView, &QTreeView::expandAll);
+    connect(m_fields, &QAbstractItemModel::modelReset, m_fieldsView, [this] {
+        m_fieldsView->expandAll();
+        // Names carry their file when repeated ("sampler.position (rng-rank-3.pt)"): keep that readable.
+        m_fieldsView->resizeColumnToContents(StateFieldsModel::Name);
+        m_fieldsView->setColumnWidth(StateFieldsModel::Name, qBound(200, m_fieldsView->columnWidth(StateFieldsModel::Name), 320));
+    });
 
     m_findingsView = makeReadOnlyTable(m_findings, this);
     m_findingsView->horizontalHeader()->resizeSection(FindingsModel::Rule, 180);

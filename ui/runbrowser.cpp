@@ -82,6 +82,17 @@ void RunBrowser::selectCheckpoint(int runId, int index)
     m_view->scrollTo(target);
 }
 
+void RunBrowser::revealCheckpoint(int runId, int index)
+{
+    const QModelIndex target = m_model->checkpointIndex(runId, index);
+    if (!target.isValid())
+        return;
+    QItemSelectionModel* selection = m_view->selectionModel();
+    const bool selected = selection->isRowSelected(target.row(), target.parent());
+    selection->setCurrentIndex(target, selected ? QItemSelectionModel::NoUpdate : QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    m_view->scrollTo(target);
+}
+
 bool RunBrowser::selectedPair(int& runA, int& indexA, int& runB, int& indexB) const
 {
     QModelIndexList rows = m_view->selectionModel()->selectedRows();

@@ -19,6 +19,9 @@ public:
 
     /// Makes checkpoint `index` of run `runId` current (and shows it through checkpointSelected).
     void selectCheckpoint(int runId, int index);
+    /// Makes checkpoint `index` of run `runId` current and scrolls to it, keeping the selection
+    /// when it already holds that checkpoint (the two picked for comparing stay selected).
+    void revealCheckpoint(int runId, int index);
     /// The two selected checkpoints, or false when fewer or more are selected.
     bool selectedPair(int& runA, int& indexA, int& runB, int& indexB) const;
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ui/statecomparison.h"
 
+#include "ui/fieldlabels.h"
+
 #include <charconv>
 #include <filesystem>
 #include <cmath>
@@ -117,16 +119,10 @@ private:
     // too, so a rank that differs is not hidden behind another rank's value.
     static std::vector<std::pair<std::string, std::string>> keyed(const std::vector<ckpt::StateField>& fields)
     {
-        std::map<std::string, int> count;
-        for (const ckpt::StateField& field : fields)
-            ++count[field.name];
+        const std::vector<std::string> labels = fieldLabels(fields);
         std::vector<std::pair<std::string, std::string>> out;
-        for (const ckpt::StateField& field : fields) {
-            std::string key = field.name;
-            if (count[field.name] > 1)
-                key += " (" + std::filesystem::path(field.from.file).filename().string() + ")";
-            out.emplace_back(std::move(key), field.value);
-        }
+        for (std::size_t i = 0; i < fields.size(); ++i)
+            out.emplace_back(labels[i], fields[i].value);
         return out;
     }
 

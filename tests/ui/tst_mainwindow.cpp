@@ -43,6 +43,7 @@
 #include <QClipboard>
 #include <QDockWidget>
 #include <QLineEdit>
+#include <QSet>
 #include <QSettings>
 #include <QTabBar>
 #include <QDir>
@@ -57,6 +58,7 @@
 #include <QTreeView>
 #include <QUrl>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -241,6 +243,24 @@ private slots:
         for (int r = 0; r < view->overviewPage()->fieldsModel()->rowCount(progress); ++r)
             counters.append(view->overviewPage()->fieldsModel()->index(r, StateFieldsModel::Value, progress).data().toString());
         QVERIFY(counters.contains(QStringLiteral("200")));
+        // A field saved in several files (epoch in manifest.json and optimizer.pt, sampler.* once
+        // per rank) says which file each value is from, as the compare view does.
+        StateFieldsModel* fields = view->overviewPage()->fieldsModel();
+        QStringList names;
+        for (int section = 0; section < fields->rowCount(); ++section) {
+            QSet<QString> seen;
+            const QModelIndex parent = fields->index(section, 0);
+            for (int r = 0; r < fields->rowCount(parent); ++r) {
+                const QString name = fields->index(r, StateFieldsModel::Name, parent).data().toString();
+                QVERIFY2(!seen.contains(name), qPrintable(name));
+                seen.insert(name);
+                names.append(name);
+            }
+        }
+        QVERIFY2(names.contains(QStringLiteral("epoch (manifest.json)")), qPrintable(names.join(QLatin1Char(','))));
+        QVERIFY(names.contains(QStringLiteral("epoch (optimizer.pt)")));
+        QVERIFY(names.contains(QStringLiteral("data.sampler_seed")) || names.contains(QStringLiteral("data.sampler_seed (manifest.json)")));
+        QVERIFY(std::any_of(names.begin(), names.end(), [](const QString& n) { return n.endsWith(QStringLiteral("(rng-rank-3.pt)")); }));
     }
 
     void compareDefaultsAndByPath()
@@ -287,6 +307,27 @@ private slots:
         QVERIFY(pair->rowCount() >= 1);
         QCOMPARE(pair->index(0, FindingsModel::Rule).data().toString(), QStringLiteral("compare.inconsistent"));
         QVERIFY(pair->index(0, FindingsModel::Message).data().toString().contains(QStringLiteral("advanced 200 positions")));
+        // The pair findings show paths as the Findings dock does: from the run's folder, whole in the tooltip.
+        QVERIFY(m_window->compareByPath(samples("broken/hash-mismatch/checkpoint-0000200"), samples("broken/hash-mismatch/checkpoint-0000300")));
+        bool sawHashMismatch = false;
+        for (int row = 0; row < pair->rowCount(); ++row) {
+            const QModelIndex where = pair->index(row, FindingsModel::Where);
+            QVERIFY2(!where.data().toString().startsWith(QLatin1Char('/')), qPrintable(where.data().toString()));
+            if (pair->index(row, FindingsModel::Rule).data().toString() != QStringLiteral("integrity.hash-mismatch"))
+                continue;
+            sawHashMismatch = true;
+            QCOMPARE(where.data().toString(), QStringLiteral("checkpoint-0000300/manifest.json: files.optimizer.pt.sha256"));
+            QVERIFY(where.data(Qt::ToolTipRole).toString().contains(samples("broken/hash-mismatch/checkpoint-0000300/optimizer.pt")));
+        }
+        QVERIFY(sawHashMismatch);
+        // The run browser shows where A is.
+        const RunDataPtr hashMismatch = runNamed(QStringLiteral("broken/hash-mismatch"));
+        QVERIFY(hashMismatch);
+        QCOMPARE(m_window->runBrowser()->view()->currentIndex(), m_window->runModel()->checkpointIndex(hashMismatch->id, 0));
+        const QModelIndex shownA = m_window->runModel()->checkpointIndex(hashMismatch->id, 0);
+        QVERIFY(m_window->runBrowser()->view()->selectionModel()->isRowSelected(shownA.row(), shownA.parent()));
+        compare->chooserA()->setCurrentIndex(compare->chooserA()->findText(QStringLiteral("ddp4-mlp / checkpoint-0000100  (step 100)")));
+        QCOMPARE(m_window->runBrowser()->view()->currentIndex(), m_window->runModel()->checkpointIndex(run->id, 0));
         QVERIFY(!m_window->compareByPath(samples("ddp4-mlp/checkpoint-0000300"), samples("no/such/checkpoint")));
 
         // Any two by selection in the browser.

@@ -2,6 +2,7 @@
 #include "ui/models/statefieldsmodel.h"
 
 #include "core/training_state.h"
+#include "ui/fieldlabels.h"
 #include "ui/textformat.h"
 
 namespace {
@@ -27,8 +28,12 @@ void StateFieldsModel::setState(std::shared_ptr<const ckpt::TrainingState> state
         };
         for (const auto& [title, fields] : parts) {
             Section section{title, {}};
-            for (const ckpt::StateField& field : *fields)
-                section.rows.push_back({fromUtf8(field.name), fromUtf8(field.value), formatProvenance(field.from)});
+            // Repeated names (epoch in two files, sampler.* per rank) carry their file, as in the compare view.
+            const std::vector<std::string> labels = fieldLabels(*fields);
+            for (std::size_t i = 0; i < fields->size(); ++i) {
+                const ckpt::StateField& field = (*fields)[i];
+                section.rows.push_back({fromUtf8(labels[i]), fromUtf8(field.value), formatProvenance(field.from)});
+            }
             if (section.rows.empty())
                 section.rows.push_back({tr("(none saved)"), QString(), QString()});
             m_sections.push_back(std::move(section));
