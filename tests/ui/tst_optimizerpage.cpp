@@ -140,6 +140,22 @@ private slots:
         QCOMPARE(plot->curveCount(), 4);
         QCOMPARE(plot->curveName(2), QStringLiteral("exp_avg, 3.weight"));
         QVERIFY(plot->leftRange().lower > 0); // logarithmic axis
+        // In a narrow plot the legend wraps into rows: every entry whole, none cut at the edge.
+        plot->setParent(nullptr);
+        plot->resize(320, 300);
+        plot->show();
+        QTRY_VERIFY(!plot->legendEntryRects().isEmpty() && plot->legendEntryRects().first().width() > 0);
+        QTRY_VERIFY(plot->legendEntryRects().size() == 4 && plot->legendEntryRects().last().width() > 0);
+        int rows = 0, lastTop = -1;
+        for (const QRect& entry : plot->legendEntryRects()) {
+            QVERIFY2(entry.left() >= 0 && entry.right() < plot->width(), qPrintable(QStringLiteral("%1..%2 of %3").arg(entry.left()).arg(entry.right()).arg(plot->width())));
+            rows += entry.top() != lastTop;
+            lastTop = entry.top();
+        }
+        QVERIFY(rows >= 2);
+        QVERIFY(plot->legendRect().top() >= plot->plotAreaRect().bottom());
+        plot->hide();
+        plot->setParent(&page);
         PageTest::grab(page, QStringLiteral("optimizer_ddp4"));
 
         // Ctrl+C copies the selected row, its norm in the Norm column

@@ -58,6 +58,17 @@ private slots:
         QVERIFY(PlotMath::histogramBars(0, 1, {}).centers.empty());
     }
 
+    void legendColumns()
+    {
+        // all in one row when they fit, then as many columns as fit, each as wide as its widest entry
+        QCOMPARE(PlotMath::legendColumns({100, 120}, 12, 232), 2);
+        QCOMPARE(PlotMath::legendColumns({100, 120}, 12, 231), 1);
+        QCOMPARE(PlotMath::legendColumns({100, 50, 100, 150}, 10, 270), 2); // 100|150 and 100|50: 260
+        QCOMPARE(PlotMath::legendColumns({100, 50, 100, 150}, 10, 259), 1);
+        QCOMPARE(PlotMath::legendColumns({300}, 10, 100), 1);
+        QCOMPARE(PlotMath::legendColumns({}, 10, 100), 1);
+    }
+
     void shardMap()
     {
         // a [10, 4] tensor split in rows 0-5 (rank 1 listed first) and 6-9

@@ -48,6 +48,8 @@ CurvePlot::CurvePlot(QWidget* parent)
     m_plot->legend->setColumnSpacing(12);
     m_plot->legend->setMaximumSize(QWIDGETSIZE_MAX, m_plot->legend->maximumSize().height());
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { fit(); });
+    // Before each layout pass: the plot's width is known there, and the legend follows it.
+    connect(m_plot, &QCustomPlot::beforeReplot, this, &CurvePlot::wrapLegend);
     applyPalette();
 }
 
@@ -81,6 +83,33 @@ void CurvePlot::setLeftLogarithmic(bool log)
 QRect CurvePlot::legendRect() const
 {
     return m_plot->legend->outerRect();
+}
+
+QList<QRect> CurvePlot::legendEntryRects() const
+{
+    QList<QRect> rects;
+    for (int i = 0; i < m_plot->legend->itemCount(); ++i) {
+        if (const QCPAbstractLegendItem* entry = m_plot->legend->item(i))
+            rects.append(entry->outerRect());
+    }
+    return rects;
+}
+
+void CurvePlot::wrapLegend()
+{
+    QCPLegend* legend = m_plot->legend;
+    std::vector<int> widths;
+    for (int i = 0; i < legend->itemCount(); ++i) {
+        if (const QCPAbstractLegendItem* entry = legend->item(i)) // a removed curve leaves an empty cell
+            widths.push_back(entry->minimumOuterSizeHint().width());
+    }
+    const QMargins outer = legend->margins(), inner = legend->minimumMargins();
+    const int available = m_plot->viewport().width() - outer.left() - outer.right() - inner.left() - inner.right()
+        - m_plot->plotLayout()->margins().left() - m_plot->plotLayout()->margins().right();
+    const int columns = PlotMath::legendColumns(widths, legend->columnSpacing(), available);
+    legend->setWrap(columns);
+    // Rearranged each time: curves come and go between replots, and this also closes their gaps.
+    legend->setFillOrder(QCPLegend::foColumnsFirst, /*rearrange=*/true);
 }
 
 QRect CurvePlot::plotAreaRect() const

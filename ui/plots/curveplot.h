@@ -27,6 +27,9 @@ public:
     void setLeftLogarithmic(bool log);
     /// The legend, under the axes (widget coordinates after the last replot).
     QRect legendRect() const;
+    /// Each legend entry (widget coordinates after the last replot): they wrap into rows so that
+    /// every name is shown whole when the plot is narrow.
+    QList<QRect> legendEntryRects() const;
     /// The area inside the axes, where curves, checkpoint lines and their labels are drawn.
     QRect plotAreaRect() const;
     /// Adds a curve (x ascending); colour `colorIndex` of seriesColor(). Returns its index.
@@ -57,6 +60,7 @@ protected:
 private:
     void applyPalette();
     void placeMarkerLabels();
+    void wrapLegend();
 
     struct CurveInfo {
         QCPGraph* graph;

@@ -216,4 +216,19 @@ int64_t lastStepOf(const ckpt::RunHistory* run, std::optional<int64_t> globalSte
     return last;
 }
 
+int legendColumns(const std::vector<int>& entryWidths, int spacing, int available)
+{
+    for (int columns = static_cast<int>(entryWidths.size()); columns > 1; --columns) {
+        std::vector<int> widths(static_cast<std::size_t>(columns), 0);
+        for (std::size_t i = 0; i < entryWidths.size(); ++i)
+            widths[i % static_cast<std::size_t>(columns)] = std::max(widths[i % static_cast<std::size_t>(columns)], entryWidths[i]);
+        int total = spacing * (columns - 1);
+        for (const int width : widths)
+            total += width;
+        if (total <= available)
+            return columns;
+    }
+    return 1;
+}
+
 } // namespace PlotMath

@@ -97,4 +97,8 @@ Curve toCurve(const std::vector<std::pair<int64_t, double>>& points);
 /// current checkpoint's own step.
 int64_t lastStepOf(const ckpt::RunHistory* run, std::optional<int64_t> globalStep);
 
+/// How many legend entries of these widths fit side by side in `available` pixels when they are
+/// laid out row by row in columns (each column as wide as its widest entry): at least 1.
+int legendColumns(const std::vector<int>& entryWidths, int spacing, int available);
+
 } // namespace PlotMath
