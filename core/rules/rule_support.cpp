@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "core/rules/rule_support.h"
 
-#include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <map>
 
@@ -21,23 +19,6 @@ Evidence evidence(std::string what, std::string value, const Provenance& from)
 }
 
 Evidence evidence(const StateField& field) { return {field.name, field.value, where(field.from)}; }
-
-std::string numberText(double v)
-{
-    if (std::isnan(v))
-        return "nan";
-    if (std::isinf(v))
-        return v > 0 ? "inf" : "-inf";
-    if (v == std::floor(v) && std::fabs(v) < 1e15)
-        return std::to_string(static_cast<int64_t>(v));
-    char buf[32];
-    for (int precision = 1; precision <= 17; ++precision) {
-        std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-        if (std::strtod(buf, nullptr) == v)
-            break;
-    }
-    return buf;
-}
 
 std::optional<double> toNumber(const std::string& text)
 {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/finding.h"
+#include "core/state_values.h"
 #include "core/training_state.h"
 
 #include <optional>
@@ -19,9 +20,8 @@ std::string where(const StateField& field);
 Evidence evidence(std::string what, std::string value, const Provenance& from);
 Evidence evidence(const StateField& field);
 
-/// Shortest text that reads back as the same double ("0.00075", "16384", "nan").
-std::string numberText(double value);
-
+// numberText (shortest text that reads back as the same double) is the state model's:
+// core/state_values.h, found from ckpt::rules by ordinary lookup.
 /// The number a field holds ("300", "1.6", "True" -> 1); nullopt when it is not a number.
 std::optional<double> toNumber(const std::string& text);
 
