@@ -67,6 +67,7 @@ private:
 
     std::vector<double> formulaAt(int64_t step) const; // the kinds computed one position at a time
     void cosineAnnealing(int64_t first, int64_t last, std::vector<std::vector<double>>& out) const;
+    std::pair<int64_t, int64_t> warmRestartPosition(int64_t step) const;
 };
 
 /// Recognises a scheduler state_dict by its keys and reads it; nullopt when `stateDict` is not one.
