@@ -109,7 +109,7 @@ struct OpenedFile {
 };
 
 void addPartitions(CheckpointStats& out, const std::vector<OpenedFile>& files,
-                   std::map<std::pair<std::size_t, uint32_t>, StatsAccumulator>& kept)
+                   std::map<std::pair<std::size_t, uint32_t>, StatsAccumulator>& kept, bool exact)
 {
     // key -> pieces in rank order
     std::map<std::string, std::vector<std::pair<const OpenedFile*, uint32_t>>> byKey;
@@ -150,7 +150,7 @@ void addPartitions(CheckpointStats& out, const std::vector<OpenedFile>& files,
             s.shards.push_back(std::move(shard));
         }
         s.shape = {offset};
-        if (s.problem.empty())
+        if (s.problem.empty() && (exact || !binMergedFromSketches(*merged)))
             rebinMergedStats(*merged, parts);
         s.merged = merged->finish();
         out.sharded.push_back(std::move(s));
@@ -246,6 +246,31 @@ std::vector<ShardedTensorStats> dcpShardMaps(const DcpCheckpoint& dcp)
     return out;
 }
 
+namespace {
+
+// Exact merged histograms of a DCP tensor: its chunks were closed after their scan, so they
+// are opened again for a second read. A chunk unreadable this time leaves the merged
+// histograms out (exactHistograms false).
+void rebinFromChunks(const DcpCheckpoint& dcp, const DcpEntry& e, StatsAccumulator& merged)
+{
+    std::vector<std::unique_ptr<CheckpointFile>> opened;
+    std::vector<TensorPart> parts;
+    try {
+        for (const auto& c : e.chunks) {
+            opened.push_back(dcp.openChunk(c));
+            const auto& entries = opened.back()->tensorEntries();
+            if (!entries.empty())
+                parts.push_back({opened.back().get(), &opened.back()->tensors()[entries.front().tensor]});
+        }
+        rebinMergedStats(merged, parts);
+    } catch (const CancelledError&) {
+        throw;
+    } catch (const std::exception&) {
+    }
+}
+
+} // namespace
+
 ShardedTensorStats computeDcpTensorStats(const DcpCheckpoint& dcp, const DcpEntry& e, const StatsOptions& options)
 {
     ShardedTensorStats s;
@@ -255,6 +280,8 @@ ShardedTensorStats computeDcpTensorStats(const DcpCheckpoint& dcp, const DcpEntr
     s.shape = e.size;
     s.problem = e.problem;
     std::optional<StatsAccumulator> merged;
+    StatsOptions chunkOptions = options;
+    chunkOptions.mergeableHistograms = true; // the merged histograms come from the chunks' sketches
     for (const auto& c : e.chunks) {
         ShardInfo shard{c.rank, c.file, c.offsets, c.sizes, c.offset, c.length, {}};
         try {
@@ -263,7 +290,7 @@ ShardedTensorStats computeDcpTensorStats(const DcpCheckpoint& dcp, const DcpEntr
             if (entries.empty())
                 throw FormatError("the chunk holds no tensor");
             const TensorInfo& t = chunk->tensors()[entries.front().tensor];
-            StatsAccumulator acc = accumulateTensorStats(*chunk, t, options);
+            StatsAccumulator acc = accumulateTensorStats(*chunk, t, chunkOptions);
             shard.stats = acc.finish();
             if (!merged)
                 merged.emplace(std::move(acc));
@@ -279,21 +306,8 @@ ShardedTensorStats computeDcpTensorStats(const DcpCheckpoint& dcp, const DcpEntr
         s.shards.push_back(std::move(shard));
     }
     if (merged) {
-        // The chunks were closed after their scan: open them again for the exact histogram.
-        std::vector<std::unique_ptr<CheckpointFile>> opened;
-        std::vector<TensorPart> parts;
-        try {
-            for (const auto& c : e.chunks) {
-                opened.push_back(dcp.openChunk(c));
-                const auto& entries = opened.back()->tensorEntries();
-                if (!entries.empty())
-                    parts.push_back({opened.back().get(), &opened.back()->tensors()[entries.front().tensor]});
-            }
-            if (s.problem.empty())
-                rebinMergedStats(*merged, parts);
-        } catch (const std::exception&) {
-            // unreadable on the second look: the estimated histogram stays (exactHistograms false)
-        }
+        if (s.problem.empty() && (options.exactHistograms || !binMergedFromSketches(*merged)))
+            rebinFromChunks(dcp, e, *merged);
         s.merged = merged->finish();
     } else
         s.merged.problem = s.problem.empty() ? "no readable chunk" : s.problem;
@@ -336,8 +350,10 @@ CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptio
             std::map<uint32_t, StatsAccumulator> keptHere;
             const bool keepAll = partitions && f.info.rank >= 0 && f.info.role == "optimizer";
             f.statsIndex = out.files.size();
-            FileStats fs = fileStats(*f.file, partOf(options, before, total, tensorsBefore),
-                                     keepAll ? KeepFn([](const TensorEntry&) { return true; }) : KeepFn(), &keptHere);
+            StatsOptions part = partOf(options, before, total, tensorsBefore);
+            part.mergeableHistograms = keepAll; // partitions merge from their sketches, without a second read
+            FileStats fs = fileStats(*f.file, part, keepAll ? KeepFn([](const TensorEntry&) { return true; }) : KeepFn(),
+                                     &keptHere);
             for (auto& [t, acc] : keptHere)
                 kept.emplace(std::make_pair(f.statsIndex, t), std::move(acc));
             fs.role = f.info.role;
@@ -347,7 +363,7 @@ CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptio
             out.files.push_back(std::move(fs));
         }
         if (partitions)
-            addPartitions(out, files, kept);
+            addPartitions(out, files, kept, options.exactHistograms);
         else
             addReplicas(out, files, options);
     } catch (const CancelledError&) {

@@ -6,7 +6,7 @@
 // then counts both histograms.
 #include "core/linear_bins.h"
 
-#include "core/float_formats.h"
+#include "core/element_values.h"
 
 #include <algorithm>
 #include <bit>
@@ -23,41 +23,7 @@ namespace {
 constexpr std::size_t kBlock = 2048;
 constexpr uint8_t kSkip = 64; // index of non-finite elements: counted nowhere
 
-template<typename T>
-CKPT_INLINE T loadAt(const std::byte* p, std::size_t i)
-{
-    T v;
-    std::memcpy(&v, p + i * sizeof(T), sizeof(T));
-    return v;
-}
-
 CKPT_INLINE uint8_t clampBin(int k) { return static_cast<uint8_t>(k < 0 ? 0 : k > 63 ? 63 : k); }
-
-// Element i as the value the statistics see, in float64 (float32 kind handled separately).
-template<Kind K>
-CKPT_INLINE double valueAt(const std::byte* p, std::size_t i)
-{
-    if constexpr (K == Kind::F64)
-        return loadAt<double>(p, i);
-    else if constexpr (K == Kind::I32)
-        return loadAt<int32_t>(p, i);
-    else if constexpr (K == Kind::U32)
-        return loadAt<uint32_t>(p, i);
-    else if constexpr (K == Kind::I64)
-        return static_cast<double>(loadAt<int64_t>(p, i));
-    else if constexpr (K == Kind::U64)
-        return static_cast<double>(loadAt<uint64_t>(p, i));
-    else if constexpr (K == Kind::C32) {
-        const double re = halfToFloat(loadAt<uint16_t>(p, 2 * i)), im = halfToFloat(loadAt<uint16_t>(p, 2 * i + 1));
-        return std::sqrt(re * re + im * im);
-    } else if constexpr (K == Kind::C64) {
-        const double re = loadAt<float>(p, 2 * i), im = loadAt<float>(p, 2 * i + 1);
-        return std::sqrt(re * re + im * im);
-    } else {
-        const double re = loadAt<double>(p, 2 * i), im = loadAt<double>(p, 2 * i + 1);
-        return std::sqrt(re * re + im * im);
-    }
-}
 
 CKPT_INLINE void indexF32(const std::byte* p, std::size_t i, std::size_t m, float lo, float width, uint8_t* idx)
 {

@@ -49,6 +49,8 @@ json tensorStatsToJson(const TensorStats& s)
         {"log10_abs_hist", histogramToJson(s.logHist)},
         {"exact_hist", s.exactHistograms},
         {"exact_log_hist", s.exactLogHistogram},
+        {"hist_uncertain", s.histUncertain},
+        {"log_hist_uncertain", s.logHistUncertain},
     };
     if (s.complexMagnitude)
         j["of"] = "magnitude";

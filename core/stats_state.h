@@ -6,6 +6,7 @@
 #include "core/stats_kernels.h"
 #include "core/tensor_compare.h"
 #include "core/tensor_stats.h"
+#include "core/value_sketch.h"
 
 #include <functional>
 #include <vector>
@@ -18,11 +19,15 @@ struct StatsAccumulator::State {
     uint64_t count = 0;               // elements added
     kernels::Moments moments;         // non-census kinds only (census kinds derive them from the census)
     std::vector<uint64_t> census;     // census kinds: censusSize(kind) entries once anything was added
-    /// Non-census kinds: both histograms, binned exactly (core/linear_bins.h) by a look at the
-    /// elements once min, max and the smallest non-zero |x| were known; empty when they were
-    /// not binned over the accumulator's current ranges (see finish()).
+    /// Non-census kinds: both histograms, binned (core/linear_bins.h) by a look at the
+    /// elements or from a value sketch once min, max and the smallest non-zero |x| were known;
+    /// empty when they were not binned over the accumulator's current ranges (see finish()).
     std::vector<uint64_t> linear, log;
     double linearLo = 0, linearHi = 0, logLo = 0, logHi = 0;
+    uint64_t linearUncertain = 0, logUncertain = 0; // binned from a value sketch: elements maybe one bin off
+    /// Non-census kinds with StatsOptions::mergeableHistograms: the elements' value sketch
+    /// (complete when its total is the count of finite non-zero elements).
+    kernels::ValueSketch sketch;
 
     /// Adds a worker's 32-bit census and clears it.
     void absorbCensus(uint32_t* local);

@@ -7,6 +7,7 @@
 #include "core/linear_bins.h"
 #include "core/stats_state.h"
 #include "core/tensor_view_reader.h"
+#include "core/value_sketch.h"
 
 #include <algorithm>
 #include <array>
@@ -81,9 +82,13 @@ void binnedHistograms(TensorStats& out, const StatsAccumulator::State& s, double
     }
     setRange(out.hist, {bins.lo, bins.hi});
     out.hist.counts = s.linear;
+    out.histUncertain = s.linearUncertain;
+    out.exactHistograms = s.linearUncertain == 0;
     if (log) {
         setRange(out.logHist, logRange);
         out.logHist.counts = s.log;
+        out.logHistUncertain = s.logUncertain;
+        out.exactLogHistogram = s.logUncertain == 0;
     }
 }
 
@@ -111,8 +116,11 @@ struct ElementBins {
     }
 };
 
-void storeBinned(StatsAccumulator::State& s, const ElementBins& bins, const uint64_t* linear, const uint64_t* log)
+void storeBinned(StatsAccumulator::State& s, const ElementBins& bins, const uint64_t* linear, const uint64_t* log,
+                 kernels::ValueSketch::Binned uncertain = {})
 {
+    s.linearUncertain = uncertain.linearUncertain;
+    s.logUncertain = uncertain.logUncertain;
     s.linear.assign(linear, linear + kHistogramBins);
     s.log.assign(log, log + kHistogramBins);
     s.linearLo = bins.linear.lo;
@@ -237,18 +245,23 @@ void StatsAccumulator::merge(const StatsAccumulator& other)
             a.linearHi = b.linearHi;
             a.logLo = b.logLo;
             a.logHi = b.logHi;
+            a.linearUncertain = b.linearUncertain;
+            a.logUncertain = b.logUncertain;
         } else if (!a.linear.empty() && b.linear.size() == a.linear.size() && a.linearLo == b.linearLo
                    && a.linearHi == b.linearHi && a.logLo == b.logLo && a.logHi == b.logHi) {
             for (std::size_t i = 0; i < a.linear.size(); ++i) {
                 a.linear[i] += b.linear[i];
                 a.log[i] += b.log[i];
             }
+            a.linearUncertain += b.linearUncertain;
+            a.logUncertain += b.logUncertain;
         } else {
             a.linear.clear();
             a.log.clear();
         }
     }
     m->moments.merge(other.m->moments);
+    m->sketch.merge(other.m->sketch);
     if (!other.m->census.empty()) {
         if (m->census.empty())
             m->census.assign(other.m->census.size(), 0);
@@ -292,18 +305,22 @@ void scanViewsForStats(const std::vector<const TensorViewReader*>& views, const 
     for (const auto* v : views)
         plan.push_back({v->numel(), v->elementSize()});
     // 32- and 64-bit kinds have too many distinct values for a census: their histograms are
-    // binned element by element once the tensor's min, max and smallest non-zero |x| are
-    // known, exactly (core/linear_bins.h). That needs a second look at the elements, and no
-    // bounded summary of the first can replace it (any later element may move the range). A
-    // tensor of one chunk gets it straight after its scan, from the cache; a larger one right
-    // after its last chunk was scanned (pass 1), from the page cache, before any other chunk
-    // is started, so a file larger than memory is still read from disk once.
+    // binned once the tensor's min, max and smallest non-zero |x| are known (core/linear_bins.h).
+    // A tensor of one chunk is binned exactly straight after its scan, from the cache. Each
+    // chunk of a larger one is summarised in a value sketch right after its scan, also from
+    // the cache, and the histograms are binned from the merged sketch once the last chunk is
+    // done (core/value_sketch.h): the file is read once. With options.exactHistograms (or for
+    // float64 values beyond float32's exponent range, which the sketch cannot resolve) they
+    // are binned exactly instead, in a second look at the elements (pass 1) right after the
+    // last chunk's scan, from the page cache, before any other chunk is started.
     struct Job {
         std::mutex mutex;
         std::unique_ptr<StatsAccumulator> acc;
         std::vector<kernels::Moments> chunks;
+        kernels::ValueSketch sketch;
         ElementBins bins;
         std::array<uint64_t, kHistogramBins> linear{}, log{};
+        kernels::ValueSketch::Binned uncertain;
         bool binned = false;
     };
     std::vector<Job> jobs(views.size());
@@ -312,8 +329,10 @@ void scanViewsForStats(const std::vector<const TensorViewReader*>& views, const 
         jobs[i].chunks.resize(chunkCount(plan[i]));
     }
     const unsigned threads = scanThreads(options, plan);
+    const bool sketching = !options.exactHistograms, keepSketch = options.mergeableHistograms;
     std::vector<std::vector<uint32_t>> census(threads, std::vector<uint32_t>(65536, 0));
     std::vector<std::vector<std::byte>> buffers(threads);
+    std::vector<std::unique_ptr<kernels::SketchTable>> tables(threads); // made when first needed
 
     runChunkedScan(
         plan, options,
@@ -334,12 +353,21 @@ void scanViewsForStats(const std::vector<const TensorViewReader*>& views, const 
             }
             kernels::Moments& m = job.chunks[w.chunk];
             kernels::scan(kind, p, w.count, m, census[worker].data());
-            if (job.chunks.size() == 1 && !kernels::censusExact(kind) && m.n > 0) { // the only chunk: bin it while hot
+            const bool binnable = !kernels::censusExact(kind) && m.n > 0;
+            const bool sketch = binnable && ((sketching && job.chunks.size() > 1) || keepSketch);
+            if (binnable && job.chunks.size() == 1) { // the only chunk: bin it while hot
                 job.bins = ElementBins(kind, m, w.count);
                 kernels::binElements(kind, p, w.count, job.bins.linear, job.bins.log, job.linear.data(), job.log.data());
                 job.binned = true;
             }
+            if (sketch) {
+                if (!tables[worker])
+                    tables[worker] = std::make_unique<kernels::SketchTable>();
+                kernels::sketchElements(kind, p, w.count, *tables[worker]);
+            }
             std::lock_guard lock(job.mutex);
+            if (sketch)
+                job.sketch.absorb(*tables[worker]);
             if (kernels::censusExact(kind))
                 job.acc->state().absorbCensus(census[worker].data());
             job.acc->state().count += w.count;
@@ -351,14 +379,25 @@ void scanViewsForStats(const std::vector<const TensorViewReader*>& views, const 
                 for (const auto& m : job.chunks) // in element order: the result does not depend on timing
                     s.moments.merge(m);
                 job.chunks = {};
-                if (!job.binned && !kernels::censusExact(s.kind) && s.moments.n > 0) {
-                    job.bins = ElementBins(s.kind, s.moments, s.count);
+                s.sketch = keepSketch ? std::move(job.sketch) : kernels::ValueSketch{};
+                const kernels::Moments& m = s.moments;
+                if (!job.binned && !kernels::censusExact(s.kind) && m.n > 0) {
+                    const bool sketched = sketching && kernels::sketchCovers(s.kind, m.minAbsNonZero, absMaxOf(m));
+                    // The bins' lookup table pays off only for an element-by-element look.
+                    job.bins = ElementBins(s.kind, m, sketched ? 0 : s.count);
                     job.binned = true;
-                    return true;
+                    if (!sketched) {
+                        job.sketch = {};
+                        return true;
+                    }
+                    const kernels::ValueSketch& sketch = keepSketch ? s.sketch : job.sketch;
+                    job.uncertain = sketch.bin(s.kind, job.bins.linear, job.bins.log, m.min, m.max, m.minAbsNonZero,
+                                               absMaxOf(m), m.zeros, job.linear.data(), job.log.data());
                 }
+                job.sketch = {};
             }
             if (job.binned)
-                storeBinned(s, job.bins, job.linear.data(), job.log.data());
+                storeBinned(s, job.bins, job.linear.data(), job.log.data(), job.uncertain);
             done(item, std::move(*job.acc));
             job.acc.reset();
             return false;
@@ -375,15 +414,43 @@ StatsAccumulator accumulateTensorStats(const CheckpointFile& file, const TensorI
     return std::move(*result);
 }
 
+namespace {
+
+// Whether the merged histograms are binned over the merged ranges already.
+bool binnedOverRanges(const StatsAccumulator::State& s, const ElementBins& bins)
+{
+    const bool log = s.moments.zeros != s.moments.n;
+    return s.linear.size() == kHistogramBins && s.linearLo == bins.linear.lo && s.linearHi == bins.linear.hi
+           && (!log || (s.logLo == bins.log.lo && s.logHi == bins.log.hi));
+}
+
+} // namespace
+
+bool binMergedFromSketches(StatsAccumulator& merged)
+{
+    StatsAccumulator::State& s = merged.state();
+    const kernels::Moments& m = s.moments;
+    if (kernels::censusExact(s.kind) || m.n == 0)
+        return true;
+    if (s.sketch.total() != m.n - m.zeros || !kernels::sketchCovers(s.kind, m.minAbsNonZero, absMaxOf(m)))
+        return false;
+    const ElementBins bins(s.kind, m, 0);
+    if (binnedOverRanges(s, bins))
+        return true;
+    std::array<uint64_t, kHistogramBins> linear{}, log{};
+    const auto uncertain = s.sketch.bin(s.kind, bins.linear, bins.log, m.min, m.max, m.minAbsNonZero, absMaxOf(m),
+                                        m.zeros, linear.data(), log.data());
+    storeBinned(s, bins, linear.data(), log.data(), uncertain);
+    return true;
+}
+
 void rebinMergedStats(StatsAccumulator& merged, const std::vector<TensorPart>& parts)
 {
     StatsAccumulator::State& s = merged.state();
     if (kernels::censusExact(s.kind) || s.moments.n == 0)
         return;
     const ElementBins bins(s.kind, s.moments, s.count);
-    const bool log = s.moments.zeros != s.moments.n;
-    if (s.linear.size() == kHistogramBins && s.linearLo == bins.linear.lo && s.linearHi == bins.linear.hi
-        && (!log || (s.logLo == bins.log.lo && s.logHi == bins.log.hi)))
+    if (binnedOverRanges(s, bins))
         return;
     std::array<uint64_t, kHistogramBins> linear{}, logCounts{};
     std::vector<std::byte> buffer;

@@ -15,10 +15,15 @@
 //  * The linear histogram bins exactly as torch.histc(t, 64, min, max) does on the CPU, the
 //    log-|x| one exactly by its formula (core/linear_bins.h). Bool, 8- and 16-bit types are
 //    counted value by value, so every figure and both histograms come from the counts. 32-
-//    and 64-bit types have exact moments, min and max, and their elements are binned into
-//    both histograms once min, max and the smallest non-zero |x| are known (a second look at
-//    the elements, see scanViewsForStats). Partials of those types merged over different
-//    ranges (shards) have no histograms until rebinMergedStats bins them again
+//    and 64-bit types have exact moments, min and max; their histograms need min, max and
+//    the smallest non-zero |x| before an element can be binned. A tensor of one 8 MiB chunk
+//    is binned exactly right after its scan, from the cache. A larger one is read once: each
+//    chunk is summarised in a value sketch (core/value_sketch.h) from which the histograms
+//    are binned at the end, exactly except for the elements of sketch cells that straddle a
+//    bin edge (histUncertain: each may be one bin off). StatsOptions::exactHistograms bins
+//    those tensors exactly instead, by a second look at their elements (from the page cache).
+//    Partials of those types merged over different ranges (shards) have no histograms until
+//    rebinMergedStats bins them again, from their merged sketches or exactly by a second read
 //    (exactHistograms false meanwhile).
 #pragma once
 
@@ -58,8 +63,12 @@ struct TensorStats {
     double absmax = std::numeric_limits<double>::quiet_NaN();
     Histogram hist;               // finite elements, linear over [min, max]; sums to `finite`
     Histogram logHist;            // finite non-zero elements, over log10|x|; sums to `finite - zeros`
-    bool exactHistograms = true;  // linear histogram binned (equal to torch.histc's); false: none (merged partials not re-binned)
+    /// The linear histogram equals torch.histc's; false: either none (merged partials not
+    /// binned again, counts empty) or binned from the value sketch with histUncertain > 0.
+    bool exactHistograms = true;
     bool exactLogHistogram = true; // the same for the log-|x| histogram
+    uint64_t histUncertain = 0;    // elements of the linear histogram that may be one bin off
+    uint64_t logHistUncertain = 0; // the same for the log-|x| histogram
     bool complexMagnitude = false;
     std::string problem;          // why there are no statistics (no bytes, sparse, unknown dtype); empty otherwise
 
@@ -109,6 +118,14 @@ struct StatsOptions {
     /// 16 MiB and at the end. Return false to cancel: work stops at the next chunk and the
     /// call throws CancelledError (or reports cancelled = true where a result is returned).
     std::function<bool(const StatsProgress&)> progress;
+    /// Histograms of 32/64-bit tensors larger than one chunk binned exactly, by a second look
+    /// at their elements right after their scan (from the page cache), instead of from the
+    /// one-pass value sketch (see TensorStats::histUncertain).
+    bool exactHistograms = false;
+    /// Keep the value sketch of every 32/64-bit tensor in its accumulator (one more look at
+    /// each chunk, in the cache), so that partials merged over different ranges (shards) get
+    /// their histograms from the merged sketches instead of a second read (rebinMergedStats).
+    bool mergeableHistograms = false;
 };
 
 /// Statistics of one tensor's view (shape, stride and offset applied, big-endian files
@@ -120,10 +137,17 @@ TensorStats computeTensorStats(const CheckpointFile& file, const TensorInfo& ten
 /// usable bytes, std::invalid_argument for unsupported dtypes, CancelledError when cancelled.
 StatsAccumulator accumulateTensorStats(const CheckpointFile& file, const TensorInfo& tensor, const StatsOptions& options = {});
 
-/// Makes the linear histogram of an accumulator merged from parts with different ranges
-/// (shards) exact again: bins every part's elements over the merged min and max, a second
-/// read of those parts. A no-op for types counted value by value (exact already) and when
-/// the histogram is exact. Throws like accumulateTensorStats.
+/// Bins the histograms of an accumulator merged from parts with different ranges (shards)
+/// over the merged min and max, from the parts' merged value sketches, without reading
+/// anything; histUncertain elements may be one bin off. False when that is not possible: a
+/// part kept no sketch (StatsOptions::mergeableHistograms) or the values are beyond what the
+/// sketch resolves; rebinMergedStats is the way then. True (and nothing done) for types
+/// counted value by value and when the histograms are binned over the merged ranges already.
+bool binMergedFromSketches(StatsAccumulator& merged);
+
+/// The same exactly, by a second read of every part. A no-op for types counted value by
+/// value (exact already) and when the histograms are binned over the merged ranges already.
+/// Throws like accumulateTensorStats.
 struct TensorPart {
     const CheckpointFile* file = nullptr;
     const TensorInfo* tensor = nullptr;

@@ -119,6 +119,7 @@ int runTensorStats(const CliArgs& args)
     ProgressLine progress("stats");
     StatsOptions options;
     options.progress = progress.callback();
+    options.exactHistograms = args.has("--exact-hist");
     if (std::filesystem::is_directory(args.positional[0]))
         return directoryStats(args, options);
     std::unique_ptr<CheckpointFile> file;

@@ -21,7 +21,7 @@ int failWith(const std::string& message)
 int runTensors(const CliArgs& args)
 {
     if (args.positional.size() != 1)
-        return failWith("usage: ckpt tensors FILE [--json] [--verify-crc] [--stats]");
+        return failWith("usage: ckpt tensors FILE [--json] [--verify-crc] [--stats [--exact-hist]]");
     if (args.has("--stats"))
         return runTensorStats(args);
     ckpt::OpenOptions options;

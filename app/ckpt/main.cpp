@@ -15,9 +15,12 @@ safetensors, plain pickles) without running Python or any code inside them.
 
 commands:
   tensors FILE [--json] [--verify-crc]   every tensor: key path, dtype, shape, stride, size
-  tensors PATH --stats [--json]          also min, max, mean, std, L2, max|x|, NaN/Inf/zero counts and
+  tensors PATH --stats [--json] [--exact-hist]
+                                         also min, max, mean, std, L2, max|x|, NaN/Inf/zero counts and
                                          histograms; a checkpoint directory adds DCP chunk maps,
-                                         merged ZeRO partitions and per-rank replica checks
+                                         merged ZeRO partitions and per-rank replica checks.
+                                         --exact-hist: histograms of 32/64-bit tensors over 8 MiB equal
+                                         torch.histc's bin for bin (a second look at their bytes)
   diff A B [--json]                      compare two checkpoints part by part: tensors (equal, changed,
                                          max|a-b|, rel. L2, cosine), optimizer, scheduler, scaler, RNG,
                                          data cursor, counters, environment
@@ -60,7 +63,7 @@ int main(int argc, char** argv)
     args.erase(args.begin());
     try {
         if (command == "tensors")
-            return runTensors(parseCliArgs(args, {"--json", "--verify-crc", "--stats"}, {}));
+            return runTensors(parseCliArgs(args, {"--json", "--verify-crc", "--stats", "--exact-hist"}, {}));
         if (command == "tree")
             return runTree(parseCliArgs(args, {"--json"}, {"--depth"}));
         if (command == "imports")

@@ -441,6 +441,16 @@ private slots:
         for (const int m : group->members)
             QCOMPARE(rows[static_cast<std::size_t>(m)].group, groupRow);
         QVERIFY(cell(*page.model(), groupRow, TensorListModel::File).contains(QStringLiteral("[2 ZeRO partitions]")));
+        // The merged histogram comes from the partitions' value sketches: every element binned,
+        // and the plot says how many may be one bin off.
+        uint64_t binned = 0;
+        for (const uint64_t c : group->stats->histCounts)
+            binned += c;
+        QCOMPARE(qint64(binned), group->numel);
+        QVERIFY(group->stats->histUncertain * 100 < binned);
+        QVERIFY(page.selectTensor(group->name, group->file));
+        QCOMPARE(page.histogram()->barCount(), 64);
+        QCOMPARE(page.histogram()->title().contains(QStringLiteral("one bin off")), group->stats->histUncertain > 0);
 
         // Selecting rank 1's own row shows the map of both partitions.
         const TensorRow& rank1 = rows[static_cast<std::size_t>(group->members[1])];

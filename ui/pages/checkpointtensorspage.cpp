@@ -25,6 +25,20 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
+namespace {
+
+// Histograms of large 32/64-bit tensors come from the one-pass value sketch: say how many
+// elements may sit one bin off (core/value_sketch.h).
+QString uncertainNote(uint64_t uncertain)
+{
+    if (uncertain == 0)
+        return {};
+    return QCoreApplication::translate("CheckpointTensorsPage", " · %L1 elements near bin edges may be one bin off")
+        .arg(static_cast<qulonglong>(uncertain));
+}
+
+} // namespace
+
 CheckpointTensorsPage::CheckpointTensorsPage(QWidget* parent)
     : QWidget(parent)
     , m_model(new TensorListModel(this))
@@ -312,10 +326,11 @@ void CheckpointTensorsPage::showSelected()
     else if (!s->problem.isEmpty())
         m_histogram->clear(tr("%1: no histogram (%2)").arg(t->name, s->problem));
     else if (log && !s->logHistCounts.empty())
-        m_histogram->setHistogram(PlotMath::histogramBars(s->logHistLo, s->logHistHi, s->logHistCounts), title,
-                                  tr("log10 |x|"));
+        m_histogram->setHistogram(PlotMath::histogramBars(s->logHistLo, s->logHistHi, s->logHistCounts),
+                                  title + uncertainNote(s->logHistUncertain), tr("log10 |x|"));
     else if (!log && !s->histCounts.empty())
-        m_histogram->setHistogram(PlotMath::histogramBars(s->histLo, s->histHi, s->histCounts), title, tr("value"));
+        m_histogram->setHistogram(PlotMath::histogramBars(s->histLo, s->histHi, s->histCounts),
+                                  title + uncertainNote(s->histUncertain), tr("value"));
     else
         m_histogram->clear(tr("%1: no finite%2 element to bin").arg(t->name, log ? tr(" non-zero") : QString()));
     showShardMap(*t);

@@ -243,6 +243,8 @@ TensorStatsView toStatsView(const TensorStats& stats)
     v.logHistLo = stats.logHist.lo;
     v.logHistHi = stats.logHist.hi;
     v.logHistCounts = stats.logHist.counts;
+    v.histUncertain = stats.histUncertain;
+    v.logHistUncertain = stats.logHistUncertain;
     return v;
 }
 
@@ -263,12 +265,17 @@ QString shardNote(const TensorStatsView& v)
 TensorStatsView partitionStats(const CheckpointTensors& tensors, const TensorRow& row, const StatsOptions& options)
 {
     std::optional<StatsAccumulator> merged;
+    std::vector<TensorPart> parts;
+    StatsOptions partOptions = options;
+    partOptions.mergeableHistograms = true; // the merged histograms come from the partitions' sketches
     TensorStatsView out;
     for (const int m : row.members) {
         const TensorRow& member = tensors.rows.at(static_cast<std::size_t>(m));
         const CheckpointFile& file = *tensors.files.at(static_cast<std::size_t>(member.fileIndex));
         try {
-            const StatsAccumulator part = accumulateTensorStats(file, file.tensors().at(member.tensor), options);
+            const TensorInfo& tensor = file.tensors().at(member.tensor);
+            parts.push_back({&file, &tensor});
+            const StatsAccumulator part = accumulateTensorStats(file, tensor, partOptions);
             out.shardStats.push_back(toStatsView(part.finish()));
             if (!merged)
                 merged.emplace(part);
@@ -286,6 +293,8 @@ TensorStatsView partitionStats(const CheckpointTensors& tensors, const TensorRow
         out.shardNotes.append(shardNote(out.shardStats.back()));
     }
     if (merged && out.problem.isEmpty()) {
+        if (!binMergedFromSketches(*merged))
+            rebinMergedStats(*merged, parts);
         std::vector<TensorStatsView> shards = std::move(out.shardStats);
         const QStringList notes = out.shardNotes;
         out = toStatsView(merged->finish());

@@ -39,6 +39,7 @@ struct TensorStatsView {
     std::vector<uint64_t> histCounts;    // linear bins over [histLo, histHi]
     double logHistLo = 0, logHistHi = 0; // log10 |x| of the finite non-zero elements
     std::vector<uint64_t> logHistCounts;
+    uint64_t histUncertain = 0, logHistUncertain = 0; // elements that may be one bin off (binned from the value sketch)
     QString problem; // why there are no statistics (no bytes, unsupported dtype); empty when there are
     // A sharded or replicated tensor: each shard's own statistics (in TensorRow::shards order) and,
     // for replicas, each copy's status against the first rank's ("identical", "differs: ...").
