@@ -198,9 +198,29 @@ def sanity(ckpt_json: bytes, torch_sample: dict) -> tuple[bool, list[str]]:
                 continue
             if not isinstance(g, (int, float)) or abs(g - e) > 1e-6 * max(1.0, abs(e)):
                 bad.append(f)
+        note = ""
+        if exp.get("hist") and got.get("hist"):
+            # Binned from the value sketch, each uncertain element may be one bin off (2 in L1);
+            # torch.histc here bins float64 values, ckpt float32 ones as histc does on float32:
+            # elements on a bin edge may differ too.
+            off = sum(abs(x - y) for x, y in zip(exp["hist"], got["hist"]["counts"]))
+            unc = got.get("hist_uncertain", 0)
+            if off > 2 * unc + max(2, exp["numel"] // 100000):
+                bad.append("hist")
+            note = f" (histogram: L1 {off} to torch.histc, {unc} uncertain)"
         ok = ok and not bad
-        msgs.append(f"{key}: " + ("agrees with PyTorch" if not bad else "DIFFERS in " + ", ".join(bad)))
+        msgs.append(f"{key}: " + ("agrees with PyTorch" if not bad else "DIFFERS in " + ", ".join(bad)) + note)
     return ok, msgs
+
+
+def uncertainty(ckpt_json: bytes) -> str:
+    """How many binned elements may be one bin off (histograms from the value sketch)."""
+    stats = [t["stats"] for t in json.loads(ckpt_json).get("tensors", []) if t.get("stats", {}).get("hist")]
+    binned = sum(sum(s["hist"]["counts"]) for s in stats)
+    unc = sum(s.get("hist_uncertain", 0) for s in stats)
+    sketched = sum(1 for s in stats if s.get("hist_uncertain", 0))
+    return (f"{unc} of {binned} binned elements may be one bin off ({100.0 * unc / max(binned, 1):.3f} %), "
+            f"in the {sketched} tensors binned from the value sketch")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -263,6 +283,7 @@ def run(args: argparse.Namespace) -> int:
         f"{sum(1 for t in diff_doc.get('tensors', []) if t.get('status') == 'changed')} tensors changed")
     out(f"  ratios          stats/xxhsum = {r_stats:.2f}x wall ({r_stats_cpu:.2f}x CPU); "
         f"PyTorch/stats = {r_python:.1f}x; diff/xxhsum(A,B) = {r_diff:.2f}x wall ({r_diff_cpu:.2f}x CPU)")
+    out("  histograms      " + (uncertainty(first.stdout) if first.stdout else "n/a"))
     out("  sanity          " + "\n                  ".join(sanity_msgs))
     out("")
     out("Targets")
