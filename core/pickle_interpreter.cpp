@@ -2,6 +2,7 @@
 #include "core/pickle_interpreter.h"
 
 #include "core/errors.h"
+#include "core/float_formats.h"
 
 #include <bit>
 #include <cmath>
@@ -21,21 +22,6 @@ bool isOneOf(std::string_view path, std::initializer_list<std::string_view> name
             return true;
     }
     return false;
-}
-
-float halfToFloat(uint16_t h)
-{
-    const uint32_t sign = (h >> 15) & 1u;
-    const uint32_t exp = (h >> 10) & 0x1Fu;
-    const uint32_t mant = h & 0x3FFu;
-    float v;
-    if (exp == 0)
-        v = std::ldexp(static_cast<float>(mant), -24);
-    else if (exp == 31)
-        v = mant ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
-    else
-        v = std::ldexp(static_cast<float>(mant | 0x400u), static_cast<int>(exp) - 25);
-    return sign ? -v : v;
 }
 
 // Numpy's dtype string ('u4', 'f8', 'b1'...) to its printed name and item size.
@@ -667,7 +653,7 @@ private:
         if (name == "float32")
             return Node{.kind = Kind::Float, .f = std::bit_cast<float>(static_cast<uint32_t>(le(4)))};
         if (name == "float16")
-            return Node{.kind = Kind::Float, .f = halfToFloat(static_cast<uint16_t>(le(2)))};
+            return Node{.kind = Kind::Float, .f = kernels::halfToFloat(static_cast<uint16_t>(le(2)))};
         if (name == "complex128") {
             uint64_t re = le(8), im = 0;
             for (std::size_t i = 0; i < 8; ++i)
