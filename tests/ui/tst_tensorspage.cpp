@@ -451,6 +451,7 @@ private slots:
         QVERIFY(page.selectTensor(group->name, group->file));
         QCOMPARE(page.histogram()->barCount(), 64);
         QCOMPARE(page.histogram()->title().contains(QStringLiteral("one bin off")), group->stats->histUncertain > 0);
+        PageTest::grab(page, QStringLiteral("tensors_zero_merged"));
 
         // Selecting rank 1's own row shows the map of both partitions.
         const TensorRow& rank1 = rows[static_cast<std::size_t>(group->members[1])];

@@ -33,7 +33,7 @@ QString uncertainNote(uint64_t uncertain)
 {
     if (uncertain == 0)
         return {};
-    return QCoreApplication::translate("CheckpointTensorsPage", " · %L1 elements near bin edges may be one bin off")
+    return QCoreApplication::translate("CheckpointTensorsPage", "\n%L1 elements near bin edges may be one bin off")
         .arg(static_cast<qulonglong>(uncertain));
 }
 

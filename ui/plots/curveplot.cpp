@@ -3,6 +3,7 @@
 
 #include "ui/plots/plotcolors.h"
 #include "ui/plots/plotstyle.h"
+#include "ui/plots/plottitle.h"
 #include "ui/plots/qcustomplotfence.h"
 
 #include <QEvent>
@@ -204,9 +205,7 @@ void CurvePlot::placeMarkerLabels()
 void CurvePlot::setMessage(const QString& text)
 {
     m_messageText = text;
-    if (auto* title = qobject_cast<QCPTextElement*>(m_plot->plotLayout()->element(0, 0)))
-        title->setText(text);
-    requestReplot(m_plot);
+    setPlotTitle(m_plot, text);
 }
 
 bool CurvePlot::savePng(const QString& path, int width, int height)

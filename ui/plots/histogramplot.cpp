@@ -3,6 +3,7 @@
 
 #include "ui/plots/plotcolors.h"
 #include "ui/plots/plotstyle.h"
+#include "ui/plots/plottitle.h"
 #include "ui/plots/qcustomplotfence.h"
 
 #include <QEvent>
@@ -76,9 +77,7 @@ PlotMath::Range HistogramPlot::xRange() const
 void HistogramPlot::setTitle(const QString& title)
 {
     m_title = title;
-    if (auto* element = qobject_cast<QCPTextElement*>(m_plot->plotLayout()->element(0, 0)))
-        element->setText(title);
-    requestReplot(m_plot);
+    setPlotTitle(m_plot, title);
 }
 
 void HistogramPlot::changeEvent(QEvent* event)

@@ -15,7 +15,8 @@ public:
     explicit HistogramPlot(QWidget* parent = nullptr);
     ~HistogramPlot() override;
 
-    /// `xLabel`: what the bins are of ("value", "log10 |x|").
+    /// `xLabel`: what the bins are of ("value", "log10 |x|"). The title may have several
+    /// lines (see setPlotTitle).
     void setHistogram(const PlotMath::Bars& bars, const QString& title, const QString& xLabel);
     /// No histogram: the plot shows `message` instead.
     void clear(const QString& message);

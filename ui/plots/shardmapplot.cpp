@@ -3,6 +3,7 @@
 
 #include "ui/plots/plotcolors.h"
 #include "ui/plots/plotstyle.h"
+#include "ui/plots/plottitle.h"
 #include "ui/plots/qcustomplotfence.h"
 
 #include <QEvent>
@@ -50,8 +51,7 @@ void ShardMapPlot::setShardMap(const PlotMath::ShardMap& map, const QString& tit
     m_plot->xAxis->setLabel(tr("dimension %1 (size %2)").arg(map.dimension).arg(map.extent));
     m_plot->xAxis->setRange(0, map.extent > 0 ? map.extent : 1);
     m_plot->yAxis->setRange(0, map.bars.empty() ? 1 : static_cast<double>(map.bars.size()));
-    if (auto* element = qobject_cast<QCPTextElement*>(m_plot->plotLayout()->element(0, 0)))
-        element->setText(map.covers || map.bars.empty() ? title : title + tr(" — the shards leave a gap"));
+    setPlotTitle(m_plot, map.covers || map.bars.empty() ? title : title + tr(" — the shards leave a gap"));
     applyPalette();
 }
 
