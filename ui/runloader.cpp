@@ -67,6 +67,9 @@ RunLoader::RunLoader(QObject* parent)
 
 RunLoader::~RunLoader()
 {
+    // A loader being destroyed tells nobody: its receivers (the main window) may be half
+    // destroyed already, and cancel() would emit idle() into them.
+    blockSignals(true);
     cancel();
     m_pool.clear(); // scans not started yet never run
     m_pool.waitForDone();
