@@ -36,6 +36,8 @@ Interpreter::Interpreter(const ValueGraph& raw, Document& doc, const StorageReso
     , m_options(options)
     , m_map(raw.size(), kNoNode)
 {
+    // About one node out per raw node: room for them up front, as in PickleMachine::run.
+    m_out.reserve(m_out.size() + raw.size());
 }
 
 NodeId Interpreter::convert(NodeId id, std::size_t depth)

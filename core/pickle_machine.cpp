@@ -253,6 +253,11 @@ PickleRun PickleMachine::run(Bytes data, std::size_t start)
     m_marks.clear();
     m_memo.clear();
     m_protocol = 0;
+    // A pickle of many tensors builds millions of nodes: growing the graph by doubling moved
+    // every node again and again, and page-faulted each new copy in. Every opcode is at least
+    // a byte and builds at most one node, so a fraction of the bytes left is a fair guess;
+    // capped, because `data` may run on into a legacy file's storages.
+    m_graph.reserve(std::min<std::size_t>((data.size() - std::min(start, data.size())) / 4, std::size_t(1) << 21));
     ByteReader in(data, start);
     while (true) {
         if (in.atEnd())

@@ -75,6 +75,8 @@ public:
     explicit ValueGraph(std::size_t maxNodes = std::size_t(1) << 22) : m_maxNodes(maxNodes) {}
 
     void setMaxNodes(std::size_t maxNodes) { m_maxNodes = maxNodes; }
+    /// Room for `nodes` nodes (capped at the node limit) without moving the ones added.
+    void reserve(std::size_t nodes) { m_nodes.reserve(std::min(nodes, m_maxNodes)); }
 
     /// Adds a node; throws LimitError past the node limit.
     NodeId add(Node node);

@@ -220,16 +220,26 @@ ZipArchive ZipArchive::parse(Bytes file, const HeaderReader& readHeader)
     }
     checkNames(zip);
     checkOverlaps(zip);
+    zip.byName.resize(zip.entries.size());
+    for (uint32_t i = 0; i < zip.byName.size(); ++i)
+        zip.byName[i] = i;
+    std::stable_sort(zip.byName.begin(), zip.byName.end(),
+                     [&](uint32_t a, uint32_t b) { return zip.entries[a].name < zip.entries[b].name; });
     return zip;
 }
 
 const ZipEntry* ZipArchive::find(std::string_view name) const
 {
-    for (const auto& e : entries) {
-        if (e.name == name)
-            return &e;
+    if (byName.size() != entries.size()) { // not made by parse(): no index
+        for (const auto& e : entries) {
+            if (e.name == name)
+                return &e;
+        }
+        return nullptr;
     }
-    return nullptr;
+    const auto it = std::lower_bound(byName.begin(), byName.end(), name,
+                                     [&](uint32_t i, std::string_view n) { return entries[i].name < n; });
+    return it != byName.end() && entries[*it].name == name ? &entries[*it] : nullptr;
 }
 
 uint32_t crc32Of(Bytes data, uint32_t seed)

@@ -36,7 +36,11 @@ struct ZipArchive {
     /// Throws FormatError for anything that would make an entry's bytes lie outside the file.
     static ZipArchive parse(Bytes file, const HeaderReader& readHeader = {});
 
+    /// The first entry (in directory order) of that name; a binary search over byName, since a
+    /// checkpoint of many tensors looks up one record per storage.
     const ZipEntry* find(std::string_view name) const;
+
+    std::vector<uint32_t> byName; // indices into entries, sorted by name (stable); filled by parse()
 };
 
 /// CRC-32 (zlib polynomial) of a byte range.
