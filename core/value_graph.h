@@ -10,6 +10,7 @@
 
 #include "core/dtype.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
