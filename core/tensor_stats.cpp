@@ -116,6 +116,14 @@ struct ElementBins {
     }
 };
 
+// Whether an accumulator's histograms are binned over these bins' ranges already.
+bool binnedOverRanges(const StatsAccumulator::State& s, const ElementBins& bins)
+{
+    const bool log = s.moments.zeros != s.moments.n;
+    return s.linear.size() == kHistogramBins && s.linearLo == bins.linear.lo && s.linearHi == bins.linear.hi
+           && (!log || (s.logLo == bins.log.lo && s.logHi == bins.log.hi));
+}
+
 void storeBinned(StatsAccumulator::State& s, const ElementBins& bins, const uint64_t* linear, const uint64_t* log,
                  kernels::ValueSketch::Binned uncertain = {})
 {
@@ -413,18 +421,6 @@ StatsAccumulator accumulateTensorStats(const CheckpointFile& file, const TensorI
     detail::scanViewsForStats({&view}, options, [&](std::size_t, StatsAccumulator&& acc) { result = std::move(acc); });
     return std::move(*result);
 }
-
-namespace {
-
-// Whether the merged histograms are binned over the merged ranges already.
-bool binnedOverRanges(const StatsAccumulator::State& s, const ElementBins& bins)
-{
-    const bool log = s.moments.zeros != s.moments.n;
-    return s.linear.size() == kHistogramBins && s.linearLo == bins.linear.lo && s.linearHi == bins.linear.hi
-           && (!log || (s.logLo == bins.log.lo && s.logHi == bins.log.hi));
-}
-
-} // namespace
 
 bool binMergedFromSketches(StatsAccumulator& merged)
 {
