@@ -2,6 +2,7 @@
 // Pair comparison loops: bit-for-bit difference counts and float64 norms of a, b and a-b in
 // one pass over both inputs. Same build flags as stats_kernels.cpp (finite math assumed:
 // non-finite pairs are found by their bits and masked out before any arithmetic).
+#include "core/element_values.h"
 #include "core/float_formats.h"
 #include "core/stats_kernels.h"
 
@@ -17,14 +18,6 @@ namespace ckpt::kernels {
 namespace {
 
 constexpr std::size_t kBlock = 1024;
-
-template<typename T>
-CKPT_INLINE T loadAt(const std::byte* p, std::size_t i)
-{
-    T v;
-    std::memcpy(&v, p + i * sizeof(T), sizeof(T));
-    return v;
-}
 
 // Element bits compared through an unsigned integer as wide as the element (complex128: two).
 template<std::size_t Size>

@@ -5,6 +5,7 @@
 // non-finite values are masked out (by bit tests) before any arithmetic.
 #include "core/stats_kernels.h"
 
+#include "core/element_values.h"
 #include "core/float_formats.h"
 
 #include <algorithm>
@@ -24,14 +25,6 @@ constexpr double kBig = std::numeric_limits<double>::max(); // sentinel: infinit
 constexpr uint64_t kExp64 = 0x7ff0000000000000ull;
 
 CKPT_INLINE bool finiteBits(double v) { return (std::bit_cast<uint64_t>(v) & kExp64) != kExp64; }
-
-template<typename T>
-CKPT_INLINE T loadAt(const std::byte* p, std::size_t i)
-{
-    T v;
-    std::memcpy(&v, p + i * sizeof(T), sizeof(T));
-    return v;
-}
 
 // ---- census-only kinds: one increment per element, two interleaved tables would need
 // 2x the cache; a single table with the loop unrolled is as fast on the sizes seen here.
