@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/checkpointloader.h"
 
-#include "core/checkpoint_file.h"
+#include "ckpt/formats/checkpoint_file.h"
 #include "ui/backgroundpriority.h"
 #include "ui/textformat.h"
 

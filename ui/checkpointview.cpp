@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/checkpointview.h"
 
-#include "core/checkpoint_file.h"
+#include "ckpt/formats/checkpoint_file.h"
 #include "ui/checkpointloader.h"
 #include "ui/errorpanel.h"
 #include "ui/overviewpage.h"

@@ -2,7 +2,7 @@
 #include "ui/backgroundpriority.h"
 #include "ui/compareview.h"
 
-#include "core/checkpoint_diff.h"
+#include "ckpt/compare/checkpoint_diff.h"
 
 #include "ui/copyaction.h"
 #include "ui/tableview.h"

@@ -4,7 +4,7 @@
 // file, "epoch (manifest.json)", so no value hides behind another file's or rank's.
 #pragma once
 
-#include "core/training_state.h"
+#include "ckpt/state/training_state.h"
 
 #include <string>
 #include <vector>

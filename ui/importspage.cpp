@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/importspage.h"
 
-#include "core/checkpoint_file.h"
+#include "ckpt/formats/checkpoint_file.h"
 #include "ui/models/importsmodel.h"
 #include "ui/palettecolors.h"
 #include "ui/copyaction.h"

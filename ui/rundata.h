@@ -4,9 +4,9 @@
 // then the audit findings. Plain data shared read-only between the models and the pages.
 #pragma once
 
-#include "core/finding.h"
-#include "core/run_history.h"
-#include "core/training_state.h"
+#include "ckpt/findings/finding.h"
+#include "ckpt/state/run_history.h"
+#include "ckpt/state/training_state.h"
 
 #include <QMetaType>
 #include <QString>

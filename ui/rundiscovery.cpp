@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/rundiscovery.h"
 
-#include "core/checkpoint_layout.h"
+#include "ckpt/state/checkpoint_layout.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // What a path the user opens stands for: one checkpoint (a file or a checkpoint directory), a run
 // directory, or a folder holding several runs (sample_runs/ holds eleven). Standard C++ over
-// core/run_history.h, so it can run on a worker thread and be tested without a window.
+// core/state/include/ckpt/state/run_history.h, so it can run on a worker thread and be tested without a window.
 #pragma once
 
-#include "core/run_history.h"
+#include "ckpt/state/run_history.h"
 
 #include <string>
 #include <vector>

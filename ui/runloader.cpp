@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/runloader.h"
 
-#include "core/rules/check.h"
+#include "ckpt/rules/check.h"
 #include "ui/backgroundpriority.h"
 #include "ui/rundiscovery.h"
 #include "ui/textformat.h"

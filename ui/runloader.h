@@ -2,7 +2,7 @@
 // Opens runs off the GUI thread, in stages the window can show as they come:
 //   runAvailable   the listing (checkpoints by step, latest/best/incomplete): the browser fills at once
 //   stateAvailable one checkpoint's training state (headers and pickles only, no tensor data)
-//   auditAvailable the run's findings: the rule catalogue over the run (core/rules/check.h: the
+//   auditAvailable the run's findings: the rule catalogue over the run (core/rules/include/ckpt/rules/check.h: the
 //                  manifest audit, every checkpoint, each consecutive pair and the run rules)
 // Everything is delivered on the GUI thread. cancel() stops the scans at the next checkpoint or
 // hash chunk; results of a closed run are dropped.

@@ -5,7 +5,7 @@
 // window; the compare view shows it through ComparisonModel.
 #pragma once
 
-#include "core/training_state.h"
+#include "ckpt/state/training_state.h"
 
 #include <string>
 #include <vector>

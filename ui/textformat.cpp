@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ui/textformat.h"
 
-#include "core/tensor_info.h"
-#include "core/training_state.h"
+#include "ckpt/pickle/tensor_info.h"
+#include "ckpt/state/training_state.h"
 
 #include <QFileInfo>
 #include <QStringList>

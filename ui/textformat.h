@@ -3,7 +3,7 @@
 // shapes and key paths the way `ckpt` prints them.
 #pragma once
 
-#include "core/key_path.h"
+#include "ckpt/formats/key_path.h"
 
 #include <QString>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/validationpanel.h"
 
-#include "core/launcher.h"
+#include "ckpt/io/launcher.h"
 #include "ui/copyaction.h"
 
 #include <QComboBox>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/warningspage.h"
 
-#include "core/checkpoint_file.h"
+#include "ckpt/formats/checkpoint_file.h"
 #include "ui/textformat.h"
 #include "ui/copyaction.h"
 

@@ -4,8 +4,8 @@
 #include "commands.h"
 #include "text_format.h"
 
-#include "core/json_export.h"
-#include "core/manifest_audit.h"
+#include "ckpt/report/json_export.h"
+#include "ckpt/audit/manifest_audit.h"
 
 #include <chrono>
 #include <cstdio>

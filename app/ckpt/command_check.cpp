@@ -4,9 +4,9 @@
 #include "commands.h"
 #include "finding_text.h"
 
-#include "core/json_export.h"
-#include "core/rules/check.h"
-#include "core/rules/rule_catalogue.h"
+#include "ckpt/report/json_export.h"
+#include "ckpt/rules/check.h"
+#include "ckpt/rules/rule_catalogue.h"
 #include "text_format.h"
 
 #include <cstdio>

@@ -4,9 +4,9 @@
 #include "progress_line.h"
 #include "text_format.h"
 
-#include "core/checkpoint_diff.h"
-#include "core/json_export.h"
-#include "core/stats_json.h"
+#include "ckpt/compare/checkpoint_diff.h"
+#include "ckpt/report/json_export.h"
+#include "ckpt/report/stats_json.h"
 
 #include <cstdio>
 #include <iostream>

@@ -2,8 +2,8 @@
 #include "commands.h"
 #include "text_format.h"
 
-#include "core/checkpoint_file.h"
-#include "core/json_export.h"
+#include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/report/json_export.h"
 
 #include <algorithm>
 #include <iostream>

@@ -4,9 +4,9 @@
 
 #include "finding_text.h"
 
-#include "core/json_export.h"
-#include "core/rules/check.h"
-#include "core/state_json.h"
+#include "ckpt/report/json_export.h"
+#include "ckpt/rules/check.h"
+#include "ckpt/report/state_json.h"
 
 #include <iostream>
 #include <sstream>

@@ -4,7 +4,7 @@
 // `srun --gres=gpu:1 --time=10 --`, streams its JSON lines, and exits with its exit code.
 #include "commands.h"
 
-#include "core/launcher.h"
+#include "ckpt/io/launcher.h"
 
 #include <nlohmann/json.hpp>
 

@@ -3,7 +3,7 @@
 // finding first, each finding with its evidence (value and provenance) and hint.
 #pragma once
 
-#include "core/finding.h"
+#include "ckpt/findings/finding.h"
 
 #include <iosfwd>
 #include <vector>

@@ -2,7 +2,7 @@
 // A one-line percentage on stderr for long scans, only when stderr is a terminal.
 #pragma once
 
-#include "core/tensor_stats.h"
+#include "ckpt/stats/tensor_stats.h"
 
 #include <chrono>
 #include <functional>

@@ -3,7 +3,7 @@
 // validator come from. Mismatches become notes, never a refusal: the comparison says what they cost.
 #pragma once
 
-#include "core/training_state.h"
+#include "ckpt/state/training_state.h"
 
 #include <nlohmann/json.hpp>
 

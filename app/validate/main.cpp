@@ -5,7 +5,7 @@
 // 2 cannot run.
 #include "app/validate/validation.h"
 
-#include "core/json_export.h"
+#include "ckpt/report/json_export.h"
 
 #include <cstdlib>
 #include <iostream>

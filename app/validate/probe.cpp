@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "app/validate/probe.h"
 
-#include "core/checkpoint_file.h"
-#include "core/tensor_bytes.h"
+#include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/formats/tensor_bytes.h"
 
 #include <filesystem>
 #include <fstream>

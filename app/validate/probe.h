@@ -5,7 +5,7 @@
 #pragma once
 
 #include "app/validate/replay.h"
-#include "core/rng_state.h"
+#include "ckpt/state/rng_state.h"
 
 #include <nlohmann/json.hpp>
 

@@ -5,7 +5,7 @@
 // generator states after). The probe's TorchScript module is the one file LibTorch opens.
 #pragma once
 
-#include "core/dtype.h"
+#include "ckpt/dtypes/dtype.h"
 
 #include <cstddef>
 #include <cstdint>

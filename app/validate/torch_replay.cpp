@@ -5,7 +5,7 @@
 // torch::jit::load reads.
 #include "app/validate/replay.h"
 
-#include "core/sha256.h"
+#include "ckpt/io/sha256.h"
 
 #include <torch/script.h>
 #include <torch/torch.h>

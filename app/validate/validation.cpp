@@ -8,8 +8,8 @@
 #include "app/validate/environment_check.h"
 #include "app/validate/probe.h"
 #include "app/validate/replay.h"
-#include "core/tensor_bytes.h"
-#include "core/training_state.h"
+#include "ckpt/formats/tensor_bytes.h"
+#include "ckpt/state/training_state.h"
 
 #include <algorithm>
 #include <cmath>

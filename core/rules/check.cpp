@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "core/rules/check.h"
+#include "ckpt/rules/check.h"
 
-#include "core/manifest_audit.h"
-#include "core/rules/data_cursor.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
-#include "core/run_history.h"
+#include "ckpt/audit/manifest_audit.h"
+#include "data_cursor.h"
+#include "rule_families.h"
+#include "rule_support.h"
+#include "ckpt/state/run_history.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "core/rules/checkpoint_facts.h"
+#include "ckpt/rules/checkpoint_facts.h"
 
-#include "core/checkpoint_file.h"
-#include "core/imports_scan.h"
-#include "core/manifest_audit.h"
+#include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/formats/imports_scan.h"
+#include "ckpt/audit/manifest_audit.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -3,9 +3,9 @@
 // weights or the moments, negative second moments (a running mean of squares cannot be
 // negative), and across a pair moments that did not move while the parameters did. The figures
 // come from a TensorContentSource, so how they are computed can change without touching a rule.
-#include "core/rules/rule_catalogue.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
+#include "ckpt/rules/rule_catalogue.h"
+#include "rule_families.h"
+#include "rule_support.h"
 
 #include <map>
 

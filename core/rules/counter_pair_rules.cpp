@@ -2,11 +2,11 @@
 // Counters across a pair (recovery guide §2.2, §2.3, §4.2, §6.1): between A and B the global step,
 // the optimizer's step (less AMP-skipped updates), the scheduler's position and the data cursor
 // all advance by the same amount. Whichever moved differently is the state the resume broke.
-#include "core/rules/data_cursor.h"
-#include "core/rules/rule_catalogue.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
-#include "core/rules/scaler_account.h"
+#include "data_cursor.h"
+#include "ckpt/rules/rule_catalogue.h"
+#include "rule_families.h"
+#include "rule_support.h"
+#include "scaler_account.h"
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "core/rules/data_cursor.h"
+#include "data_cursor.h"
 
-#include "core/read_only_file.h"
-#include "core/rules/rule_support.h"
+#include "ckpt/io/read_only_file.h"
+#include "rule_support.h"
 
 #include <nlohmann/json.hpp>
 

@@ -4,7 +4,7 @@
 // number of batches per epoch when the checkpoint or its manifest says.
 #pragma once
 
-#include "core/training_state.h"
+#include "ckpt/state/training_state.h"
 
 #include <optional>
 #include <string>

@@ -3,10 +3,10 @@
 // agrees with the number of updates (epoch × batches per epoch + position = global step ×
 // gradient accumulation; the guide's example saves batch_pos = the next unconsumed batch), and
 // per-rank samplers that agree with each other and with the checkpoint's own cursor.
-#include "core/rules/data_cursor.h"
-#include "core/rules/rule_catalogue.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
+#include "data_cursor.h"
+#include "ckpt/rules/rule_catalogue.h"
+#include "rule_families.h"
+#include "rule_support.h"
 
 #include <set>
 

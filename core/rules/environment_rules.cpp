@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Environment metadata E_t (recovery guide §9.1, §6.3): the versions, world size and precision a
 // resume must compare against are recorded, and the files of one checkpoint agree on them.
-#include "core/rules/environment_keys.h"
-#include "core/rules/rule_catalogue.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
+#include "environment_keys.h"
+#include "ckpt/rules/rule_catalogue.h"
+#include "rule_families.h"
+#include "rule_support.h"
 
 #include <map>
 #include <set>

@@ -2,9 +2,9 @@
 // Integrity (recovery guide §6.2-6.3, §7.2): what the manifest audit found, files the state
 // model could not read, and optimizer tensors that share bytes with each other or with the
 // model's parameters (one in-place update would then change both).
-#include "core/rules/rule_catalogue.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
+#include "ckpt/rules/rule_catalogue.h"
+#include "rule_families.h"
+#include "rule_support.h"
 
 namespace ckpt::rules {
 namespace {

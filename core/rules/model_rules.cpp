@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Model state W_t (recovery guide §2.1): a training checkpoint carries the weights. Content rules
 // (NaN/Inf) are in content_rules.cpp, pair rules (keys, shapes) in structure_pair_rules.cpp.
-#include "core/rules/rule_catalogue.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
+#include "ckpt/rules/rule_catalogue.h"
+#include "rule_families.h"
+#include "rule_support.h"
 
 namespace ckpt::rules {
 

@@ -2,10 +2,10 @@
 // Optimizer state O_t (recovery guide §2.2): present, one entry per trainable parameter, moments
 // shaped like their parameters, and a `step` that matches the global step once the updates the
 // AMP scaler skipped are accounted for (§3.2).
-#include "core/rules/rule_catalogue.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
-#include "core/rules/scaler_account.h"
+#include "ckpt/rules/rule_catalogue.h"
+#include "rule_families.h"
+#include "rule_support.h"
+#include "scaler_account.h"
 
 #include <map>
 #include <set>

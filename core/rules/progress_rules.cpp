@@ -2,9 +2,9 @@
 // Control counters C_t (recovery guide §6.1: every part of a checkpoint belongs to one logical
 // commit point): the global step and epoch agree wherever they are recorded, with the directory
 // name, and with a framework's own loop counters.
-#include "core/rules/rule_catalogue.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
+#include "ckpt/rules/rule_catalogue.h"
+#include "rule_families.h"
+#include "rule_support.h"
 
 #include <map>
 #include <set>

@@ -2,9 +2,9 @@
 // RNG states across a pair (recovery guide §4.1, §4.4, §10.4): a generator that draws numbers moves
 // between saves; a resume at the same step restores it exactly; ranks seeded apart stay apart;
 // and no generator lands on a state another generator or rank already had (a reseed).
-#include "core/rules/rule_catalogue.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
+#include "ckpt/rules/rule_catalogue.h"
+#include "rule_families.h"
+#include "rule_support.h"
 
 #include <map>
 #include <set>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // RNG states R_t (recovery guide §4.1, §4.4): present, valid generator states, one set per rank
 // of the recorded world size, the same generators on every rank.
-#include "core/rules/rule_catalogue.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
+#include "ckpt/rules/rule_catalogue.h"
+#include "rule_families.h"
+#include "rule_support.h"
 
 #include <map>
 #include <set>

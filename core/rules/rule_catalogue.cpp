@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/rules/rule_catalogue.h"
+#include "ckpt/rules/rule_catalogue.h"
 
 #include <stdexcept>
 
@@ -117,12 +117,12 @@ const std::vector<RuleInfo> kRules = {
      "files of one checkpoint record different versions, world sizes or hashes"},
     {"environment.changed", S::Warning, C::Environment, R::Pair, "§9.1, §7.3",
      "versions, world size, config or dataset hash changed between the checkpoints"},
-    // integrity (manifest audit rules are listed in core/manifest_audit.h and reported as they are)
+    // integrity (manifest audit rules are listed in core/audit/include/ckpt/audit/manifest_audit.h and reported as they are)
     {"integrity.file-unreadable", S::Error, C::Integrity, R::Checkpoint, "§6.3",
      "a file of the checkpoint cannot be opened, read or parsed"},
     {"integrity.shared-storage", S::Error, C::Integrity, R::Checkpoint, "§2.2, §6.1",
      "optimizer tensors sharing bytes with each other or with model parameters"},
-    // ... and the manifest audit's rules (core/manifest_audit.h), reported as the audit makes them
+    // ... and the manifest audit's rules (core/audit/include/ckpt/audit/manifest_audit.h), reported as the audit makes them
     {"integrity.manifest-unreadable", S::Error, C::Integrity, R::Checkpoint, "§6.3",
      "manifest.json absent, not JSON, without a `files` object, or with a bad entry"},
     {"integrity.no-manifest", S::Info, C::Integrity, R::Checkpoint, "§6.2",

@@ -4,8 +4,8 @@
 // are in rule_catalogue.cpp. check.h runs them all.
 #pragma once
 
-#include "core/rules/checkpoint_facts.h"
-#include "core/run_history.h"
+#include "ckpt/rules/checkpoint_facts.h"
+#include "ckpt/state/run_history.h"
 
 #include <vector>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/rules/rule_support.h"
+#include "rule_support.h"
 
 #include <cstdlib>
 #include <map>

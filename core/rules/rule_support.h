@@ -3,9 +3,9 @@
 // with provenance, and the recovery guide's diagnosis order (§10.1) for hints.
 #pragma once
 
-#include "core/finding.h"
-#include "core/state_values.h"
-#include "core/training_state.h"
+#include "ckpt/findings/finding.h"
+#include "ckpt/state/state_values.h"
+#include "ckpt/state/training_state.h"
 
 #include <optional>
 #include <string>
@@ -21,7 +21,7 @@ Evidence evidence(std::string what, std::string value, const Provenance& from);
 Evidence evidence(const StateField& field);
 
 // numberText (shortest text that reads back as the same double) is the state model's:
-// core/state_values.h, found from ckpt::rules by ordinary lookup.
+// core/state/include/ckpt/state/state_values.h, found from ckpt::rules by ordinary lookup.
 /// The number a field holds ("300", "1.6", "True" -> 1); nullopt when it is not a number.
 std::optional<double> toNumber(const std::string& text);
 

@@ -3,9 +3,9 @@
 // their names, saved at a regular interval, `latest` designating a complete checkpoint, the best
 // checkpoint present, and the learning rate logged after each checkpoint following the schedule
 // that checkpoint saved (the step where it departs is where the run broke).
-#include "core/rules/rule_catalogue.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
+#include "ckpt/rules/rule_catalogue.h"
+#include "rule_families.h"
+#include "rule_support.h"
 
 #include <cmath>
 #include <set>

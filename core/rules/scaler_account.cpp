@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "core/rules/scaler_account.h"
+#include "scaler_account.h"
 
-#include "core/rules/rule_support.h"
+#include "rule_support.h"
 
 #include <algorithm>
 #include <cmath>

@@ -7,8 +7,8 @@
 // many updates were skipped, and whether the state can be reached at all.
 #pragma once
 
-#include "core/finding.h"
-#include "core/training_state.h"
+#include "ckpt/findings/finding.h"
+#include "ckpt/state/training_state.h"
 
 #include <cstdint>
 #include <optional>

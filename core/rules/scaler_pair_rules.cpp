@@ -3,10 +3,10 @@
 // steps between them: each growth needs growth_interval clean steps in a row, each backoff is a
 // skipped update. A scale back at GradScaler's initial 65536 too soon is a scaler that was not
 // restored on resume.
-#include "core/rules/rule_catalogue.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
-#include "core/rules/scaler_account.h"
+#include "ckpt/rules/rule_catalogue.h"
+#include "rule_families.h"
+#include "rule_support.h"
+#include "scaler_account.h"
 
 namespace ckpt::rules {
 namespace {

@@ -2,10 +2,10 @@
 // AMP grad scaler state A_t (recovery guide §3.2): reachable from GradScaler's initial state in
 // the steps taken, accounting for the optimizer updates overflows skipped, and saved at all when
 // fp16 training needs it.
-#include "core/rules/rule_catalogue.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
-#include "core/rules/scaler_account.h"
+#include "ckpt/rules/rule_catalogue.h"
+#include "rule_families.h"
+#include "rule_support.h"
+#include "scaler_account.h"
 
 namespace ckpt::rules {
 namespace {

@@ -2,9 +2,9 @@
 // LR scheduler state L_t (recovery guide §2.3): its position agrees with the number of updates
 // (or epochs), its recorded LR is what its formula gives there and what the optimizer uses, and
 // it can be rebuilt on resume (initial_lr in the param groups).
-#include "core/rules/rule_catalogue.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
+#include "ckpt/rules/rule_catalogue.h"
+#include "rule_families.h"
+#include "rule_support.h"
 
 #include <cmath>
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Security (recovery guide §11.2): globals a pickle references that can run code when torch.load
 // unpickles it, and classes outside the known-safe list.
-#include "core/rules/rule_catalogue.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
+#include "ckpt/rules/rule_catalogue.h"
+#include "rule_families.h"
+#include "rule_support.h"
 
 namespace ckpt::rules {
 

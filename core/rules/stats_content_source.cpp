@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// TensorContentSource over the statistics and comparisons of issue 4 (core/tensor_stats.h,
-// core/tensor_compare.h). Files are opened once and their tensors indexed by key path text.
-#include "core/checkpoint_file.h"
-#include "core/rules/tensor_content.h"
-#include "core/tensor_compare.h"
-#include "core/tensor_stats.h"
+// TensorContentSource over the statistics and comparisons of issue 4 (core/stats/include/ckpt/stats/tensor_stats.h,
+// core/stats/include/ckpt/stats/tensor_compare.h). Files are opened once and their tensors indexed by key path text.
+#include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/rules/tensor_content.h"
+#include "ckpt/stats/tensor_compare.h"
+#include "ckpt/stats/tensor_stats.h"
 
 #include <map>
 #include <mutex>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Structure across a pair (recovery guide §9.1, §10.3): the model's keys (allowing for wrapper
 // prefixes such as DDP's `module.`), shapes and dtypes, and the environment a resume must match.
-#include "core/rules/environment_keys.h"
-#include "core/rules/rule_catalogue.h"
-#include "core/rules/rule_families.h"
-#include "core/rules/rule_support.h"
+#include "environment_keys.h"
+#include "ckpt/rules/rule_catalogue.h"
+#include "rule_families.h"
+#include "rule_support.h"
 
 #include <map>
 #include <set>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "test_support.h"
 
-#include "core/json_export.h"
+#include "ckpt/report/json_export.h"
 
 #include <QProcess>
 

@@ -3,7 +3,7 @@
 // elements the way PyTorch's .contiguous() would lay them out.
 #pragma once
 
-#include "core/checkpoint_file.h"
+#include "ckpt/formats/checkpoint_file.h"
 
 #include <nlohmann/json.hpp>
 

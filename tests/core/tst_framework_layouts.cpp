@@ -5,10 +5,10 @@
 // real DeepSpeed folder of the corpus.
 #include "test_support.h"
 
-#include "core/manifest_audit.h"
-#include "core/run_history.h"
-#include "core/state_json.h"
-#include "core/training_state.h"
+#include "ckpt/audit/manifest_audit.h"
+#include "ckpt/state/run_history.h"
+#include "ckpt/report/state_json.h"
+#include "ckpt/state/training_state.h"
 
 #include <QProcess>
 #include <QTemporaryDir>

@@ -5,8 +5,8 @@
 // flips of real checkpoints must open or fail cleanly with a message naming the file.
 #include "test_support.h"
 
-#include "core/run_history.h"
-#include "core/training_state.h"
+#include "ckpt/state/run_history.h"
+#include "ckpt/state/training_state.h"
 
 #include <QTest>
 

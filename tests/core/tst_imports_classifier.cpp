@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The imports classification: legitimate training state is never "dangerous", the usual
 // payloads and the picklescan advisory gadgets always are.
-#include "core/imports_report.h"
+#include "ckpt/pickle/imports_report.h"
 
 #include <QTest>
 

@@ -5,7 +5,7 @@
 // saved one.
 #include "test_support.h"
 
-#include "core/lr_schedule.h"
+#include "ckpt/state/lr_schedule.h"
 
 #include <QCoreApplication>
 #include <QProcess>

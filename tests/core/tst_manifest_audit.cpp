@@ -5,10 +5,10 @@
 // DCP markers, cancellation, the read-only guarantee and the `ckpt audit` exit codes.
 #include "test_support.h"
 
-#include "core/checkpoint_file.h"
-#include "core/errors.h"
-#include "core/manifest_audit.h"
-#include "core/sha256.h"
+#include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/io/errors.h"
+#include "ckpt/audit/manifest_audit.h"
+#include "ckpt/io/sha256.h"
 
 #include <QProcess>
 #include <QTemporaryDir>

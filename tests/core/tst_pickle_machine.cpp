@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The pickle machine and the interpretation layer on hand-assembled pickles: every opcode
 // family, memo identity, Python 2 names, limits, and error messages with offsets.
-#include "core/errors.h"
-#include "core/key_path.h"
-#include "core/pickle_interpreter.h"
-#include "core/pickle_machine.h"
+#include "ckpt/io/errors.h"
+#include "ckpt/formats/key_path.h"
+#include "ckpt/pickle/pickle_interpreter.h"
+#include "ckpt/pickle/pickle_machine.h"
 
 #include <QTest>
 

@@ -5,7 +5,7 @@
 // which must not, the corrupt ones, and where each was found. Then a real HF rng_state.pth.
 #include "test_support.h"
 
-#include "core/rng_state.h"
+#include "ckpt/state/rng_state.h"
 
 #include <QCoreApplication>
 #include <QProcess>

@@ -4,8 +4,8 @@
 // here) and stays quiet on the good one. Every rule of the catalogue must appear in these tables.
 #include "test_support.h"
 
-#include "core/rules/check.h"
-#include "core/rules/rule_catalogue.h"
+#include "ckpt/rules/check.h"
+#include "ckpt/rules/rule_catalogue.h"
 
 #include <QTemporaryDir>
 #include <QTest>

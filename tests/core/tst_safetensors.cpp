@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Strict safetensors reader: hand-built valid/invalid files for every validation rule, the corpus of real
 // files, and the sharded-checkpoint index.
-#include "core/safetensors_format.h"
+#include "ckpt/formats/safetensors_format.h"
 
 #include <QDir>
 #include <QDirIterator>

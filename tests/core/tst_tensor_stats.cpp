@@ -3,10 +3,10 @@
 // on the files tests/fixtures/make_stats_fixtures.py writes (stats_expected.json).
 #include "test_support.h"
 
-#include "core/checkpoint_diff.h"
-#include "core/checkpoint_stats.h"
-#include "core/errors.h"
-#include "core/stats_json.h"
+#include "ckpt/compare/checkpoint_diff.h"
+#include "ckpt/stats/checkpoint_stats.h"
+#include "ckpt/io/errors.h"
+#include "ckpt/report/stats_json.h"
 
 #include <QTest>
 

@@ -4,7 +4,7 @@
 // flags and a CRC of the values), special tensors, numpy arrays, scalar values and objects.
 #include "test_support.h"
 
-#include "core/json_export.h"
+#include "ckpt/report/json_export.h"
 
 #include <QCoreApplication>
 #include <QTest>

@@ -4,7 +4,7 @@
 // the recovery guide's directory layout, a Hugging Face Trainer run and Lightning checkpoints.
 #include "test_support.h"
 
-#include "core/state_json.h"
+#include "ckpt/report/state_json.h"
 
 #include <QProcess>
 #include <QTest>

@@ -2,7 +2,7 @@
 // ckpt validate / ckpt-validate on the sample runs, on the CPU: the clean runs' probes replay
 // exactly; each broken run's resume fault is named first, in the guide's diagnosis order; the
 // launcher prefix path (with `env` standing in for ssh/srun) streams the same events.
-#include "core/launcher.h"
+#include "ckpt/io/launcher.h"
 #include "test_support.h"
 
 #include <QTemporaryDir>

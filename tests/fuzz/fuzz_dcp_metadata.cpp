@@ -3,7 +3,7 @@
 // is read through the safe machine, then storage_data, planner_data and the chunk tiling.
 #include "fuzz_support.h"
 
-#include "core/dcp_checkpoint.h"
+#include "ckpt/formats/dcp_checkpoint.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size)
 {

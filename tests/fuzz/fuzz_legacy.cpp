@@ -4,7 +4,7 @@
 // every tensor's bytes. Any other format the mutations reach is fair game too.
 #include "fuzz_support.h"
 
-#include "core/checkpoint_file.h"
+#include "ckpt/formats/checkpoint_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size)
 {

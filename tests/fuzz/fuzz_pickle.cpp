@@ -4,9 +4,9 @@
 // reads every pickle in a byte sequence.
 #include "fuzz_support.h"
 
-#include "core/imports_scan.h"
-#include "core/pickle_interpreter.h"
-#include "core/pickle_machine.h"
+#include "ckpt/formats/imports_scan.h"
+#include "ckpt/pickle/pickle_interpreter.h"
+#include "ckpt/pickle/pickle_machine.h"
 
 #include <map>
 

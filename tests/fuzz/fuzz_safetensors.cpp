@@ -3,7 +3,7 @@
 // inputs that start with '{' also go through the sharded index parser.
 #include "fuzz_support.h"
 
-#include "core/safetensors_format.h"
+#include "ckpt/formats/safetensors_format.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size)
 {

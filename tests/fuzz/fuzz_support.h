@@ -24,8 +24,8 @@ void refusalsAreFine(Body&& body);
 
 } // namespace ckpt::fuzz
 
-#include "core/checkpoint_file.h"
-#include "core/errors.h"
+#include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/io/errors.h"
 
 template<typename Body>
 void ckpt::fuzz::refusalsAreFine(Body&& body)

@@ -3,7 +3,7 @@
 // every entry's bytes (stored views, DEFLATE inflation) under the loader's own limit.
 #include "fuzz_support.h"
 
-#include "core/zip_archive.h"
+#include "ckpt/io/zip_archive.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size)
 {

@@ -6,8 +6,8 @@
 
 #include "uitestutil.h"
 
-#include "core/run_history.h"
-#include "core/training_state.h"
+#include "ckpt/state/run_history.h"
+#include "ckpt/state/training_state.h"
 
 #include <QWidget>
 

@@ -3,7 +3,7 @@
 // never hides the others), and a new load() drops what the previous one still delivers.
 #include "uitestutil.h"
 
-#include "core/checkpoint_file.h"
+#include "ckpt/formats/checkpoint_file.h"
 #include "ui/checkpointloader.h"
 
 #include <QSignalSpy>

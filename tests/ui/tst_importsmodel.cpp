@@ -2,7 +2,7 @@
 // ImportsModel: one row per referenced global, dangerous rows in the palette's warning colour.
 #include "uitestutil.h"
 
-#include "core/checkpoint_file.h"
+#include "ckpt/formats/checkpoint_file.h"
 #include "ui/models/importsmodel.h"
 #include "ui/palettecolors.h"
 

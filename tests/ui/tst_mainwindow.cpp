@@ -6,7 +6,7 @@
 // QAbstractItemModelTester from the start.
 #include "uitestutil.h"
 
-#include "core/checkpoint_file.h"
+#include "ckpt/formats/checkpoint_file.h"
 #include "ui/checkpointview.h"
 #include "ui/compareview.h"
 #include "ui/copyaction.h"

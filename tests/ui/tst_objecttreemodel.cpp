@@ -3,7 +3,7 @@
 // that stay small.
 #include "uitestutil.h"
 
-#include "core/checkpoint_file.h"
+#include "ckpt/formats/checkpoint_file.h"
 #include "ui/models/objecttree.h"
 #include "ui/models/objecttreemodel.h"
 

@@ -3,7 +3,7 @@
 // decimation and series choice.
 #include "pagetestutil.h"
 
-#include "core/lr_schedule.h"
+#include "ckpt/state/lr_schedule.h"
 #include "ui/pages/pagecolors.h"
 #include "ui/pages/tensorrows.h"
 #include "ui/plots/plotcolors.h"

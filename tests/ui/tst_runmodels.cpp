@@ -4,7 +4,7 @@
 // data, then printed and compared with what the sample runs are known to hold (sample_runs/README.md,
 // sample_runs/broken/README.md, `ckpt audit`).
 #include "uitestutil.h"
-#include "core/checkpoint_diff.h"
+#include "ckpt/compare/checkpoint_diff.h"
 
 #include "ui/models/checkpointfilesmodel.h"
 #include "ui/models/comparisonmodel.h"

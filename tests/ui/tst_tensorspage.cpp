@@ -4,7 +4,7 @@
 // sorting, selection, histogram, shard map on a real DCP folder, copy, stale loads).
 #include "pagetestutil.h"
 
-#include "core/training_state.h"
+#include "ckpt/state/training_state.h"
 #include "ui/pages/checkpointtensorspage.h"
 #include "ui/pages/copytableview.h"
 #include "ui/pages/tensorlistmodel.h"

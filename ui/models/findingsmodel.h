@@ -3,7 +3,7 @@
 // Overview page), with where it points so a click can jump there.
 #pragma once
 
-#include "core/finding.h"
+#include "ckpt/findings/finding.h"
 
 #include <QAbstractTableModel>
 

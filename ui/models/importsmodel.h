@@ -3,7 +3,7 @@
 // the palette's warning colour.
 #pragma once
 
-#include "core/imports_report.h"
+#include "ckpt/pickle/imports_report.h"
 
 #include <QAbstractTableModel>
 

@@ -5,8 +5,8 @@
 // laughs" and cycles cost one row per reference instead of exploding.
 #pragma once
 
-#include "core/key_path.h"
-#include "core/value_graph.h"
+#include "ckpt/formats/key_path.h"
+#include "ckpt/pickle/value_graph.h"
 
 #include <cstdint>
 #include <memory>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/models/objecttreemodel.h"
 
-#include "core/checkpoint_file.h"
+#include "ckpt/formats/checkpoint_file.h"
 #include "ui/models/objecttree.h"
 #include "ui/textformat.h"
 

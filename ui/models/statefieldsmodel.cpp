@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/models/statefieldsmodel.h"
 
-#include "core/training_state.h"
+#include "ckpt/state/training_state.h"
 #include "ui/fieldlabels.h"
 #include "ui/textformat.h"
 

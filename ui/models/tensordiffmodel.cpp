@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ui/models/tensordiffmodel.h"
 
-#include "core/checkpoint_diff.h"
-#include "core/training_state.h"
+#include "ckpt/compare/checkpoint_diff.h"
+#include "ckpt/state/training_state.h"
 #include "ui/palettecolors.h"
 #include "ui/textformat.h"
 

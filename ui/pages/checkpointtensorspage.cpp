@@ -2,10 +2,10 @@
 #include "ui/backgroundpriority.h"
 #include "ui/pages/checkpointtensorspage.h"
 
-#include "core/checkpoint_file.h"
-#include "core/errors.h"
-#include "core/tensor_stats.h"
-#include "core/training_state.h"
+#include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/io/errors.h"
+#include "ckpt/stats/tensor_stats.h"
+#include "ckpt/state/training_state.h"
 #include "ui/pages/copytableview.h"
 #include "ui/pages/tensorlistmodel.h"
 #include "ui/plots/histogramplot.h"
@@ -28,7 +28,7 @@
 namespace {
 
 // Histograms of large 32/64-bit tensors come from the one-pass value sketch: say how many
-// elements may sit one bin off (core/value_sketch.h).
+// elements may sit one bin off (core/stats/value_sketch.h).
 QString uncertainNote(uint64_t uncertain)
 {
     if (uncertain == 0)

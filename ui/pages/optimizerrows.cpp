@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "ui/pages/optimizerrows.h"
 
-#include "core/checkpoint_stats.h"
-#include "core/errors.h"
-#include "core/run_history.h"
+#include "ckpt/stats/checkpoint_stats.h"
+#include "ckpt/io/errors.h"
+#include "ckpt/state/run_history.h"
 #include "ui/textformat.h"
 
 #include <cmath>

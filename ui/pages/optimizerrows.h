@@ -3,7 +3,7 @@
 // its moments across a run's checkpoints, computed without a widget.
 #pragma once
 
-#include "core/training_state.h"
+#include "ckpt/state/training_state.h"
 #include "ui/pages/tensorrows.h"
 #include "ui/plots/plotmath.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/pages/rngpage.h"
 
-#include "core/training_state.h"
+#include "ckpt/state/training_state.h"
 #include "ui/pages/copytableview.h"
 #include "ui/pages/stategridmodel.h"
 #include "ui/textformat.h"

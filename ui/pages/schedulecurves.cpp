@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ui/pages/schedulecurves.h"
 
-#include "core/run_history.h"
-#include "core/training_state.h"
+#include "ckpt/state/run_history.h"
+#include "ckpt/state/training_state.h"
 #include "ui/textformat.h"
 
 #include <QCoreApplication>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/pages/stategrid.h"
 
-#include "core/training_state.h"
+#include "ckpt/state/training_state.h"
 #include "ui/textformat.h"
 
 #include <QCoreApplication>

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "ui/pages/tensorrows.h"
 
-#include "core/checkpoint_file.h"
-#include "core/checkpoint_stats.h"
-#include "core/dcp_checkpoint.h"
-#include "core/tensor_compare.h"
-#include "core/tensor_stats.h"
-#include "core/training_state.h"
+#include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/stats/checkpoint_stats.h"
+#include "ckpt/formats/dcp_checkpoint.h"
+#include "ckpt/stats/tensor_compare.h"
+#include "ckpt/stats/tensor_stats.h"
+#include "ckpt/state/training_state.h"
 #include "ui/textformat.h"
 
 #include <QDir>

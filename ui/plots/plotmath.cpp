@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ui/plots/plotmath.h"
 
-#include "core/lr_schedule.h"
-#include "core/run_history.h"
+#include "ckpt/state/lr_schedule.h"
+#include "ckpt/state/run_history.h"
 #include "ui/pages/tensorrows.h"
 #include "ui/textformat.h"
 

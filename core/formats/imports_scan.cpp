@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+#include "ckpt/formats/imports_scan.h"
+
+#include "ckpt/io/archive_members.h"
+#include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/formats/file_sniff.h"
+#include "ckpt/io/zip_archive.h"
+
+#include <unordered_set>
+
+namespace ckpt {
+namespace {
+
+std::string formatBytes(uint64_t n) { return std::to_string(n) + " bytes"; }
+
+// Runs one pickle only to collect its globals; never throws. Returns the offset after STOP,
+// or npos when the pickle is malformed (a note says why).
+std::size_t scanPickle(ImportsReport& report, const std::string& record, Bytes data, std::size_t start)
+{
+    ValueGraph graph(std::size_t(1) << 21);
+    PickleMachine vm(graph);
+    try {
+        const PickleRun run = vm.run(data, start);
+        report.addMachine(record, vm);
+        return run.end;
+    } catch (const std::exception& e) {
+        report.addMachine(record, vm);
+        std::unordered_set<std::size_t> seen;
+        for (const auto& g : vm.globals())
+            seen.insert(g.offset);
+        std::vector<PickleGlobal> rest;
+        for (auto& g : scanGlobalOpcodes(data, start)) {
+            if (!seen.contains(g.offset))
+                rest.push_back(std::move(g));
+        }
+        report.add(record, rest);
+        report.notes.push_back(record + ": the pickle is malformed (" + e.what() + ")");
+        report.malformed = true;
+        return std::string::npos;
+    }
+}
+
+// Plain pickle files may carry more pickles after STOP (a trick to hide a payload from
+// scanners that stop at the first STOP): scan every one.
+} // namespace
+
+void scanPickleSequence(ImportsReport& report, const std::string& record, Bytes data, bool trailingIsSuspicious)
+{
+    std::size_t pos = 0;
+    for (int index = 0; pos < data.size() && index < 64; ++index) {
+        const std::string name = index == 0 ? record : record + " (pickle #" + std::to_string(index + 1) + ")";
+        const std::size_t end = scanPickle(report, name, data, pos);
+        if (end == std::string::npos || end >= data.size())
+            return;
+        report.notes.push_back(record + ": " + formatBytes(data.size() - end) + " follow the pickle's STOP opcode"
+                               + " (a second pickle hidden after the first is a known scanner bypass)");
+        if (trailingIsSuspicious && looksLikePickle(data.subspan(end)))
+            report.structuralDanger = true;
+        pos = end;
+    }
+}
+
+namespace {
+
+// The PyTorch 0.1.x tar format's `storages` and `tensors` members interleave small pickles
+// with raw data (formats.md §2.4); walk them record by record so every pickle is scanned.
+void scanTorchTarMember(ImportsReport& report, const std::string& name, Bytes data)
+{
+    ValueGraph graph(std::size_t(1) << 20);
+    auto runOne = [&](std::size_t pos, const std::string& record, NodeId* root) {
+        PickleMachine vm(graph);
+        const PickleRun run = vm.run(data, pos);
+        report.addMachine(record, vm);
+        if (root)
+            *root = run.root;
+        return run.end;
+    };
+    try {
+        NodeId countNode = kNoNode;
+        std::size_t pos = runOne(0, name, &countNode);
+        const int64_t count = graph[countNode].kind == Kind::Int ? graph[countNode].i : -1;
+        if (count < 0 || count > 1000000)
+            throw FormatError("the record count is not a small number");
+        ByteReader r(data);
+        for (int64_t i = 0; i < count; ++i) {
+            NodeId rec = kNoNode;
+            pos = runOne(pos, name + " record " + std::to_string(i), &rec);
+            r.seek(pos);
+            if (name == "storages") {
+                const auto& items = graph[rec].items;
+                const DType dt = items.size() >= 3 && graph[items[2]].kind == Kind::Global
+                                     ? dtypeFromStorageClass(graph[items[2]].text) : DType::Unknown;
+                const int64_t numel = r.i64();
+                if (numel < 0 || dtypeSize(dt) == 0)
+                    throw FormatError("storage record " + std::to_string(i) + " has an unknown size");
+                r.skip(static_cast<uint64_t>(numel) * dtypeSize(dt));
+            } else {
+                const int32_t ndim = r.i32();
+                if (ndim < 0 || ndim > 64)
+                    throw FormatError("tensor record " + std::to_string(i) + " has " + std::to_string(ndim) + " dimensions");
+                r.skip(4 + 16 * static_cast<uint64_t>(ndim) + 8);
+            }
+            pos = r.pos();
+        }
+        if (name == "storages" && pos < data.size())
+            pos = runOne(pos, name + " views", nullptr);
+        if (pos < data.size())
+            report.notes.push_back(name + ": " + formatBytes(data.size() - pos) + " after the last record");
+    } catch (const std::exception& e) {
+        report.notes.push_back(name + ": cannot walk the records (" + e.what() + ")");
+        report.malformed = true;
+    }
+}
+
+// numpy .npy: a pickle follows the header when the dtype holds Python objects.
+void scanNpy(ImportsReport& report, const std::string& record, Bytes data)
+{
+    ByteReader r(data, 6);
+    const uint8_t major = r.u8();
+    r.u8();
+    const uint32_t headerLen = major == 1 ? r.u16() : r.u32();
+    const std::string header(asText(r.take(headerLen)));
+    if (header.find("'O'") != std::string::npos || header.find("|O") != std::string::npos)
+        scanPickleSequence(report, record + " (object array)", data.subspan(r.pos()));
+    else
+        report.notes.push_back(record + ": a numpy array of plain numbers (no pickle)");
+}
+
+} // namespace
+
+ImportsReport scanImports(const std::string& path)
+{
+    MappedFile file;
+    try {
+        file = MappedFile::open(path);
+    } catch (const std::exception& e) {
+        throw OpenError(path, e.what());
+    }
+    const Bytes data = file.bytes();
+    ImportsReport report;
+    try {
+        if (data.empty())
+            throw FormatError("empty file (0 bytes): nothing to scan");
+        if (startsWith(data, "PK\x03\x04")) {
+            const ZipArchive zip = ZipArchive::parse(data);
+            for (const auto& w : zip.warnings)
+                report.notes.push_back(w);
+            bool any = false;
+            for (const auto& e : zip.entries) {
+                const bool tensorBytes = e.name.find("/data/") != std::string::npos || e.name.find("/constants/") != std::string::npos;
+                if (tensorBytes && !e.name.ends_with(".pkl"))
+                    continue;
+                if (e.flags & 0x0001 && e.method == 0 && e.compressedSize != e.uncompressedSize) {
+                    report.notes.push_back(e.name + ": encrypted, not scanned");
+                    continue;
+                }
+                std::vector<std::byte> scratch;
+                const Bytes bytes = entryBytes(data, e, scratch, std::size_t(1) << 28);
+                if (e.crc32 != 0 && crc32Of(bytes) != e.crc32)
+                    report.notes.push_back("CRC-32 mismatch in " + e.name + " (scanned anyway: PyTorch may not check it)");
+                if (startsWith(bytes, "\x93NUMPY")) {
+                    scanNpy(report, e.name, bytes);
+                    any = true;
+                } else if (e.name.ends_with(".pkl") || e.name.ends_with(".pickle")
+                           || (bytes.size() > 2 && static_cast<uint8_t>(bytes[0]) == 0x80 && static_cast<uint8_t>(bytes[1]) <= 5)) {
+                    scanPickleSequence(report, e.name, bytes);
+                    any = true;
+                }
+            }
+            if (!any)
+                throw FormatError("a zip archive with no pickle in it");
+        } else if (startsWithLegacyMagic(data)) {
+            std::size_t pos = 0;
+            for (int i = 0; i < 5 && pos != std::string::npos && pos < data.size(); ++i)
+                pos = scanPickle(report, "pickle #" + std::to_string(i + 1), data, pos);
+        } else if (startsWith(data, "\x93NUMPY")) {
+            scanNpy(report, "array", data);
+        } else if (const std::string kind = sniffFileKind(data);
+                   kind == "a 7-Zip archive" || kind == "a tar archive" || kind == "a gzip file" || kind == "an xz file"
+                   || kind == "a bzip2 file") {
+            // Pickles are also shipped inside general archives; look at every member.
+            bool any = false;
+            std::vector<std::string> skipped;
+            forEachArchiveMember(data, std::size_t(1) << 28, [&](const std::string& name, Bytes content) {
+                if (startsWith(content, "\x93NUMPY")) {
+                    scanNpy(report, name, content);
+                    any = true;
+                } else if (kind == "a tar archive" && (name == "storages" || name == "tensors")) {
+                    scanTorchTarMember(report, name, content);
+                    any = true;
+                } else if (looksLikePickle(content) || name.ends_with(".pkl") || startsWithLegacyMagic(content)) {
+                    scanPickleSequence(report, name, content);
+                    any = true;
+                }
+            }, &skipped);
+            for (const auto& name : skipped)
+                report.notes.push_back(name + ": larger than 256 MiB, not scanned");
+            if (!any)
+                throw FormatError(kind + " with no pickle in it");
+        } else if (looksLikeSafetensors(data)) {
+            report.notes.push_back("safetensors holds no pickle: nothing in it can run code");
+        } else if (looksLikePickle(data)) {
+            scanPickleSequence(report, "pickle", data);
+        } else {
+            throw FormatError("no pickle found: " + sniffFileKind(data));
+        }
+    } catch (const OpenError&) {
+        throw;
+    } catch (const std::exception& e) {
+        throw OpenError(path, e.what());
+    }
+    return report;
+}
+
+} // namespace ckpt

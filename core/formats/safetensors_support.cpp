@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+#include "safetensors_support.h"
+
+namespace ckpt::detail {
+namespace {
+
+constexpr std::size_t kMaxQuoted = 120;     // longest name quoted verbatim in a message
+constexpr std::size_t kMaxJsonDetail = 240; // longest parser detail kept in a message
+
+} // namespace
+
+std::string quoteName(std::string_view s)
+{
+    bool cut = false;
+    if (s.size() > kMaxQuoted) {
+        std::size_t n = kMaxQuoted;
+        while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80)
+            --n;
+        s = s.substr(0, n);
+        cut = true;
+    }
+    std::string out;
+    out.reserve(s.size() + 8);
+    out += '\'';
+    for (const char c : s)
+        out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) ? '?' : c;
+    if (cut)
+        out += "...";
+    out += '\'';
+    return out;
+}
+
+std::string offsetsText(uint64_t begin, uint64_t end)
+{
+    return "[" + std::to_string(begin) + ", " + std::to_string(end) + "]";
+}
+
+std::size_t findInvalidUtf8(std::string_view s)
+{
+    const auto at = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const unsigned char c = at(i);
+        if (c == 0)
+            return i;
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        std::size_t len = 0;
+        unsigned char lo = 0x80, hi = 0xBF; // allowed range of the second byte
+        if (c >= 0xC2 && c <= 0xDF) {
+            len = 2;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            len = 3;
+            if (c == 0xE0)
+                lo = 0xA0;
+            else if (c == 0xED)
+                hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            len = 4;
+            if (c == 0xF0)
+                lo = 0x90;
+            else if (c == 0xF4)
+                hi = 0x8F;
+        } else {
+            return i;
+        }
+        if (s.size() - i < len)
+            return i;
+        if (at(i + 1) < lo || at(i + 1) > hi)
+            return i;
+        for (std::size_t k = 2; k < len; ++k) {
+            if ((at(i + k) & 0xC0) != 0x80)
+                return i;
+        }
+        i += len;
+    }
+    return std::string_view::npos;
+}
+
+std::string jsonDetail(const nlohmann::detail::exception& ex)
+{
+    std::string_view what = ex.what();
+    if (what.starts_with("[json.exception.")) {
+        if (const auto close = what.find("] "); close != std::string_view::npos)
+            what.remove_prefix(close + 2);
+    }
+    std::string out(what.substr(0, kMaxJsonDetail));
+    if (what.size() > kMaxJsonDetail)
+        out += "...";
+    return out;
+}
+
+std::string hexByte(unsigned char c)
+{
+    static constexpr char kDigits[] = "0123456789abcdef";
+    return std::string("0x") + kDigits[c >> 4] + kDigits[c & 0xF];
+}
+
+} // namespace ckpt::detail

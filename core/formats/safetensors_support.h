@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// What the safetensors readers share, internal to core: the header reader (safetensors_format.cpp),
+// its check of the data layout (safetensors_layout.cpp) and the index reader (safetensors_index.cpp)
+// quote names and offsets the same way in their messages, check UTF-8 before any JSON parsing and
+// trim nlohmann's parser messages alike (safetensors_support.cpp).
+#pragma once
+
+#include "ckpt/formats/safetensors_format.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ckpt::detail {
+
+inline constexpr std::size_t kLengthBytes = 8; // the little-endian header length N before the JSON
+
+/// A name as it appears in a message: single-quoted, control characters replaced, long names shortened
+/// at a UTF-8 character boundary.
+std::string quoteName(std::string_view s);
+
+/// "[begin, end]", as data_offsets are written.
+std::string offsetsText(uint64_t begin, uint64_t end);
+
+/// Offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlongs, no
+/// surrogates, nothing above U+10FFFF), or npos. NUL counts as invalid too: JSON allows no raw NUL, and
+/// nlohmann's lexer would take one for the end of the input (accepting `{}\0anything`).
+std::size_t findInvalidUtf8(std::string_view s);
+
+/// nlohmann's message without its "[json.exception.parse_error.101] " tag, kept short.
+std::string jsonDetail(const nlohmann::detail::exception& ex);
+
+/// "0x" and two hex digits.
+std::string hexByte(unsigned char c);
+
+/// Metadata::validate over a parsed header whose offsets are still relative to the data section:
+/// the tensors must tile it exactly, each holding the bytes its shape and dtype need. Makes the
+/// offsets absolute and warns about unaligned data. Throws FormatError.
+void checkTensorLayout(SafetensorsHeader& header, uint64_t fileSize);
+
+} // namespace ckpt::detail

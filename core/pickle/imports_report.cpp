@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: MIT
+#include "ckpt/pickle/imports_report.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <map>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace ckpt {
+namespace {
+
+// Top-level module names of the Python 3.11 standard library (sys.stdlib_module_names) plus
+// later and Python 2 names. A standard-library callable that is not a known value type has no
+// business in a checkpoint: that is how the picklescan advisory gadgets (idlelib, cProfile,
+// trace, pydoc, imaplib...) are caught without listing each one.
+constexpr std::string_view kStdlib = "__future__ _abc _aix_support _ast _asyncio _bisect _blake2 _bootsubprocess _bz2 _codecs _codecs_cn _codecs_hk _codecs_iso2022 _codecs_jp _codecs_kr _codecs_tw _collections _collections_abc _compat_pickle _compression _contextvars _crypt _csv _ctypes _curses _curses_panel _datetime _dbm _decimal _elementtree _frozen_importlib _frozen_importlib_external _functools _gdbm _hashlib _heapq _imp _io _json _locale _lsprof _lzma _markupbase _md5 _msi _multibytecodec _multiprocessing _opcode _operator _osx_support _overlapped _pickle _posixshmem _posixsubprocess _py_abc _pydecimal _pyio _pyrepl _queue _random _scproxy _sha1 _sha256 _sha3 _sha512 _signal _sitebuiltins _socket _sqlite3 _sre _ssl _stat _statistics _string _strptime _struct _symtable _thread _threading_local _tkinter _tokenize _tracemalloc _typing _uuid _warnings _weakref _weakrefset _winapi _zoneinfo abc aifc antigravity argparse array ast asynchat asyncio asyncore atexit audioop base64 bdb binascii bisect builtins bz2 cPickle cProfile calendar cgi cgitb chunk cmath cmd code codecs codeop collections colorsys commands compileall concurrent configparser contextlib contextvars copy copyreg crypt csv ctypes curses dataclasses datetime dbm decimal difflib dis distutils doctest email encodings ensurepip enum errno faulthandler fcntl filecmp fileinput fnmatch fractions ftplib functools gc genericpath getopt getpass gettext glob graphlib grp gzip hashlib heapq hmac html http httplib idlelib imaplib imghdr imp importlib inspect io ipaddress itertools json keyword lib2to3 linecache locale logging lzma mailbox mailcap marshal math mimetypes mmap modulefinder msilib msvcrt multiprocessing netrc nis nntplib nt ntpath nturl2path numbers opcode operator optparse os ossaudiodev pathlib pdb pickle pickletools pipes pkgutil platform plistlib poplib posix posixpath pprint profile pstats pty pwd py_compile pyclbr pydoc pydoc_data pyexpat queue quopri random re readline reprlib resource rlcompleter runpy sched secrets select selectors shelve shlex shutil signal site smtpd smtplib sndhdr socket socketserver spwd sqlite3 sre_compile sre_constants sre_parse ssl stat statistics string stringprep struct subprocess sunau symtable sys sysconfig syslog tabnanny tarfile telnetlib tempfile termios test textwrap this threading time timeit tkinter token tokenize tomllib trace traceback tracemalloc tty turtle turtledemo types typing unicodedata unittest urllib urllib2 uu uuid venv warnings wave weakref webbrowser winreg winsound wsgiref xdrlib xml xmlrpc zipapp zipfile zipimport zlib zoneinfo";
+
+const std::unordered_set<std::string_view>& stdlibModules()
+{
+    static const std::unordered_set<std::string_view> set = [] {
+        std::unordered_set<std::string_view> s;
+        std::string_view rest = kStdlib;
+        while (!rest.empty()) {
+            const auto sp = rest.find(' ');
+            s.insert(rest.substr(0, sp));
+            rest = sp == std::string_view::npos ? std::string_view() : rest.substr(sp + 1);
+        }
+        return s;
+    }();
+    return set;
+}
+
+struct Rule {
+    std::string_view path;   // "module.name", or "module.*" for the module and its submodules
+    std::string_view reason;
+};
+
+// Safe: torch's weights_only allowlist (formats.md §3.2) plus the training state it misses.
+constexpr std::array kSafe{
+    Rule{"collections.OrderedDict", "dict type"},
+    Rule{"collections.Counter", "dict type (MultiStepLR milestones)"},
+    Rule{"collections.defaultdict", "dict type (whole-optimizer state)"},
+    Rule{"collections.deque", "container type"},
+    Rule{"builtins.set", "container type"},
+    Rule{"builtins.frozenset", "container type"},
+    Rule{"builtins.complex", "number type"},
+    Rule{"builtins.bytearray", "bytes type"},
+    Rule{"builtins.bytes", "bytes type"},
+    Rule{"builtins.slice", "value type"},
+    Rule{"builtins.range", "value type"},
+    Rule{"builtins.object", "base class"},
+    Rule{"builtins.int", "value type"},
+    Rule{"builtins.float", "value type"},
+    Rule{"builtins.str", "value type"},
+    Rule{"builtins.bool", "value type"},
+    Rule{"builtins.list", "container type"},
+    Rule{"builtins.tuple", "container type"},
+    Rule{"builtins.dict", "container type"},
+    Rule{"_codecs.encode", "bytes at pickle protocol 2 (numpy RNG state)"},
+    Rule{"copyreg._reconstructor", "protocol 0/1 object reconstruction"},
+    Rule{"argparse.Namespace", "training configuration"},
+    Rule{"types.SimpleNamespace", "training configuration"},
+    Rule{"datetime.*", "date and time values"},
+    Rule{"decimal.Decimal", "number type"},
+    Rule{"fractions.Fraction", "number type"},
+    Rule{"uuid.UUID", "value type"},
+    Rule{"pathlib.PosixPath", "path value"},
+    Rule{"pathlib.WindowsPath", "path value"},
+    Rule{"pathlib.PurePosixPath", "path value"},
+    Rule{"pathlib.PureWindowsPath", "path value"},
+    Rule{"pathlib.Path", "path value"},
+    Rule{"re._compile", "compiled regular expression"},
+    Rule{"numpy.core.multiarray._reconstruct", "numpy array (numpy 1.x)"},
+    Rule{"numpy._core.multiarray._reconstruct", "numpy array (numpy 2.x)"},
+    Rule{"numpy.core.multiarray.scalar", "numpy scalar (numpy 1.x)"},
+    Rule{"numpy._core.multiarray.scalar", "numpy scalar (numpy 2.x)"},
+    Rule{"numpy.core.numeric._frombuffer", "numpy array at protocol 5"},
+    Rule{"numpy._core.numeric._frombuffer", "numpy array at protocol 5"},
+    Rule{"numpy.ndarray", "numpy array type"},
+    Rule{"numpy.dtype", "numpy dtype"},
+    Rule{"numpy.dtypes.*", "numpy dtype classes"},
+    Rule{"torch.nn.parameter.Parameter", "tensor type"},
+    Rule{"torch.Tensor", "tensor type"},
+    Rule{"torch.Size", "shape"},
+    Rule{"torch.device", "device"},
+    Rule{"torch.serialization._get_layout", "tensor layout"},
+    Rule{"torch._tensor._rebuild_from_type_v2", "tensor subclass rebuild"},
+    Rule{"torch.jit._pickle.*", "TorchScript pickler helpers"},
+    Rule{"torch.torch_version.TorchVersion", "torch.__version__ (a str subclass)"},
+};
+
+constexpr std::array<std::string_view, 14> kTorchRebuild{
+    "_rebuild_tensor", "_rebuild_tensor_v2", "_rebuild_tensor_v3", "_rebuild_parameter",
+    "_rebuild_parameter_with_state", "_rebuild_qtensor", "_rebuild_sparse_tensor", "_rebuild_sparse_csr_tensor",
+    "_rebuild_meta_tensor_no_storage", "_rebuild_wrapper_subclass", "_rebuild_device_tensor_from_numpy",
+    "_rebuild_device_tensor_from_cpu_tensor", "_rebuild_xla_tensor", "_rebuild_nested_tensor"};
+
+constexpr std::array kDangerous{
+    Rule{"os.*", "runs commands and touches files"},
+    Rule{"posix.*", "runs commands and touches files"},
+    Rule{"nt.*", "runs commands and touches files"},
+    Rule{"sys.*", "interpreter internals"},
+    Rule{"subprocess.*", "runs commands"},
+    Rule{"pty.*", "spawns processes"},
+    Rule{"runpy.*", "runs Python code"},
+    Rule{"importlib.*", "imports arbitrary code"},
+    Rule{"pickle.*", "unpickles nested data without checks"},
+    Rule{"_pickle.*", "unpickles nested data without checks"},
+    Rule{"marshal.*", "loads code objects"},
+    Rule{"shutil.*", "copies and deletes files"},
+    Rule{"socket.*", "opens network connections"},
+    Rule{"ctypes.*", "calls native code"},
+    Rule{"builtins.eval", "evaluates Python code"},
+    Rule{"builtins.exec", "executes Python code"},
+    Rule{"builtins.compile", "compiles Python code"},
+    Rule{"builtins.open", "opens files"},
+    Rule{"builtins.getattr", "reaches arbitrary attributes (the usual gadget to get at os.system)"},
+    Rule{"builtins.setattr", "modifies arbitrary objects"},
+    Rule{"builtins.delattr", "modifies arbitrary objects"},
+    Rule{"builtins.__import__", "imports arbitrary modules"},
+    Rule{"builtins.globals", "exposes interpreter globals"},
+    Rule{"builtins.locals", "exposes interpreter locals"},
+    Rule{"builtins.vars", "exposes object internals"},
+    Rule{"builtins.breakpoint", "starts a debugger"},
+    Rule{"builtins.input", "reads from the terminal"},
+    Rule{"operator.attrgetter", "reaches arbitrary attributes"},
+    Rule{"operator.methodcaller", "calls arbitrary methods"},
+    Rule{"_operator.attrgetter", "reaches arbitrary attributes"},
+    Rule{"_operator.methodcaller", "calls arbitrary methods"},
+    Rule{"functools.reduce", "calls an arbitrary function"},
+    Rule{"types.CodeType", "builds code objects"},
+    Rule{"types.FunctionType", "builds functions from code objects"},
+    Rule{"io.*", "opens files"},
+    Rule{"_io.*", "opens files"},
+    Rule{"codecs.open", "opens files"},
+    Rule{"logging.FileHandler", "writes files"},
+    Rule{"logging.handlers.*", "writes files and opens connections"},
+    Rule{"logging.config.*", "can run configuration code"},
+    Rule{"requests.*", "makes network requests"},
+    Rule{"aiohttp.*", "makes network requests"},
+    Rule{"httpx.*", "makes network requests"},
+    Rule{"urllib3.*", "makes network requests"},
+    Rule{"pip.*", "installs packages"},
+    Rule{"setuptools.*", "builds and installs packages"},
+    Rule{"cloudpickle.*", "rebuilds functions from code objects"},
+    Rule{"dill.*", "rebuilds functions from code objects"},
+    Rule{"joblib.*", "loads nested pickles"},
+    Rule{"numpy.f2py.*", "evaluates expressions"},
+    Rule{"numpy.testing.*", "runs code strings"},
+    Rule{"numpy.load", "loads nested pickles"},
+    Rule{"numpy.lib.npyio.*", "loads nested pickles"},
+    Rule{"torch.load", "loads a nested checkpoint without checks"},
+    Rule{"torch.serialization.load", "loads a nested checkpoint without checks"},
+    Rule{"torch.storage._load_from_bytes", "loads a nested checkpoint without checks"},
+    Rule{"torch.hub.*", "downloads and runs code"},
+    Rule{"torch.jit.*", "compiles and runs TorchScript"},
+    Rule{"torch._dynamo.*", "compiles and runs code"},
+    Rule{"torch._inductor.*", "compiles and runs code"},
+    Rule{"torch.utils.bottleneck.*", "runs scripts"},
+    Rule{"torch.utils.collect_env.*", "runs commands"},
+    Rule{"torch.utils._config_module.*", "loads pickled configuration"},
+    Rule{"torch.utils.data.datapipes.*", "decodes with arbitrary handlers"},
+    Rule{"torch.fx.*", "evaluates code"},
+    Rule{"torch.distributed.rpc.*", "calls remote functions"},
+    Rule{"torch._C._jit*", "compiles and runs TorchScript"},
+};
+
+bool matches(std::string_view rule, std::string_view module, std::string_view name)
+{
+    if (rule.ends_with(".*")) {
+        const std::string_view m = rule.substr(0, rule.size() - 2);
+        return module == m || (module.starts_with(m) && module.size() > m.size() && module[m.size()] == '.');
+    }
+    if (rule.ends_with("*")) { // prefix of a dotted path
+        const std::string full = std::string(module) + "." + std::string(name);
+        return std::string_view(full).starts_with(rule.substr(0, rule.size() - 1));
+    }
+    return rule.size() == module.size() + 1 + name.size() && rule.starts_with(module) && rule[module.size()] == '.'
+        && rule.substr(module.size() + 1) == name;
+}
+
+bool isTorchDtypeOrType(std::string_view module, std::string_view name)
+{
+    if (module == "torch" || module == "torch.cuda" || module == "torch.storage" || module == "torch.sparse") {
+        return name.ends_with("Storage") || name.ends_with("Tensor") || name.starts_with("per_")
+            || name == "float32" || name == "float64" || name == "float16" || name == "bfloat16" || name == "int8"
+            || name == "int16" || name == "int32" || name == "int64" || name == "uint8" || name == "uint16"
+            || name == "uint32" || name == "uint64" || name == "bool" || name == "complex32" || name == "complex64"
+            || name == "complex128" || name == "qint8" || name == "quint8" || name == "qint32" || name == "quint4x2"
+            || name == "quint2x4" || name.starts_with("float8_") || name.starts_with("bits") || name == "float4_e2m1fn_x2"
+            || name == "half" || name == "float" || name == "double" || name == "long" || name == "int"
+            || name == "short" || name == "cfloat" || name == "cdouble";
+    }
+    return false;
+}
+
+} // namespace
+
+const char* safetyName(ImportSafety safety)
+{
+    switch (safety) {
+    case ImportSafety::Safe: return "safe";
+    case ImportSafety::Unknown: return "unknown";
+    case ImportSafety::Dangerous: return "dangerous";
+    }
+    return "?";
+}
+
+ImportSafety classifyGlobal(const std::string& module, const std::string& name, std::string& reason)
+{
+    if (module == "?" || name == "?") {
+        reason = "a global whose name is computed while unpickling, so it cannot be checked";
+        return ImportSafety::Dangerous;
+    }
+    if (module == "torch._utils"
+        && std::find(kTorchRebuild.begin(), kTorchRebuild.end(), name) != kTorchRebuild.end()) {
+        reason = "tensor rebuild";
+        return ImportSafety::Safe;
+    }
+    if (isTorchDtypeOrType(module, name)) {
+        reason = "torch dtype, storage or tensor type";
+        return ImportSafety::Safe;
+    }
+    for (const auto& r : kSafe) {
+        if (matches(r.path, module, name)) {
+            reason = r.reason;
+            return ImportSafety::Safe;
+        }
+    }
+    for (const auto& r : kDangerous) {
+        if (matches(r.path, module, name)) {
+            reason = r.reason;
+            return ImportSafety::Dangerous;
+        }
+    }
+    if (module == "builtins") {
+        reason = "a Python builtin callable other than a plain value type";
+        return ImportSafety::Dangerous;
+    }
+    // Protocol 4 lets a global name a qualified path: "Bdb.run" is a method, "Outer.Inner" a class.
+    if (const auto dot = name.rfind('.'); dot != std::string::npos) {
+        const char first = dot + 1 < name.size() ? name[dot + 1] : '_';
+        if (first == '_' || (first >= 'a' && first <= 'z')) {
+            reason = "refers to a method or attribute by its qualified name, a known gadget pattern";
+            return ImportSafety::Dangerous;
+        }
+    }
+    if (module == "functools" && name == "partial") {
+        reason = "binds arguments to a function (LambdaLR factors); the function is judged on its own";
+        return ImportSafety::Unknown;
+    }
+    if (module == "enum" || (module == "collections" && name == "namedtuple")) {
+        reason = "standard-library type machinery";
+        return ImportSafety::Unknown;
+    }
+    const std::string top = module.substr(0, module.find('.'));
+    if (stdlibModules().contains(top)) {
+        reason = "a standard-library callable outside the value types checkpoints use";
+        return ImportSafety::Dangerous;
+    }
+    if (module.starts_with("torch.") || module == "torch") {
+        reason = "a torch class or function outside the weights_only allowlist; unpickling constructs it";
+        return ImportSafety::Unknown;
+    }
+    if (module == "__main__") {
+        reason = "a class from the training script itself";
+        return ImportSafety::Unknown;
+    }
+    reason = "a class or function outside the allowlist (third-party or user code)";
+    return ImportSafety::Unknown;
+}
+
+bool isBenignGetattr(const GetattrUse& use, std::string& reason)
+{
+    if (use.attribute.empty()) {
+        reason = use.target == "(passed on as a value)" ? "getattr passed on as a value, to be called unseen"
+                                                        : "getattr with a computed attribute name";
+        return false;
+    }
+    if (use.attribute.starts_with("__")) {
+        reason = "getattr reaching for " + use.attribute + " (a known route to os.system)";
+        return false;
+    }
+    const std::string module = use.target.substr(0, use.target.rfind('.'));
+    const std::string name = use.target.substr(use.target.rfind('.') + 1);
+    std::string targetReason;
+    if (use.targetIsGlobal || use.targetIsObject) {
+        if (classifyGlobal(module, name, targetReason) == ImportSafety::Dangerous) {
+            reason = "getattr on " + use.target + ", which is dangerous itself";
+            return false;
+        }
+    }
+    // Enum members: getattr(EnumClass, 'NAME'); a class is CapWords, a module object is not.
+    if (use.targetIsGlobal && !name.empty() && name[0] >= 'A' && name[0] <= 'Z')
+        return true;
+    // Bound methods: getattr(<constructed object>, 'method'), e.g. OneCycleLR's anneal_func.
+    if (use.targetIsObject)
+        return true;
+    reason = "getattr(" + use.target + ", '" + use.attribute + "') on something that is neither a class nor an object";
+    return false;
+}
+
+bool isBroadDangerRule(const std::string& module, const std::string& name)
+{
+    for (const auto& r : kDangerous) {
+        if (matches(r.path, module, name))
+            return false;
+    }
+    std::string reason;
+    return classifyGlobal(module, name, reason) == ImportSafety::Dangerous && module != "builtins" && module != "?"
+        && name.find('.') == std::string::npos;
+}
+
+void ImportsReport::add(const std::string& record, const std::vector<PickleGlobal>& globals,
+                        const std::vector<GetattrUse>& getattrUses, const std::unordered_set<std::string>* called)
+{
+    for (const auto& g : globals) {
+        const std::string module = g.literal ? g.module : "?";
+        const std::string name = g.literal ? g.name : "?";
+        auto it = std::find_if(entries.begin(), entries.end(), [&](const ImportEntry& e) {
+            return e.record == record && e.module == module && e.name == name;
+        });
+        if (it == entries.end()) {
+            ImportEntry e;
+            e.record = record;
+            e.module = module;
+            e.name = name;
+            e.safety = classifyGlobal(module, name, e.reason);
+            if (called && e.safety == ImportSafety::Dangerous && !called->contains(e.path())
+                && isBroadDangerRule(module, name)) {
+                e.safety = ImportSafety::Unknown;
+                e.reason = "referenced as a value but never called (" + e.reason + ")";
+            }
+            entries.push_back(std::move(e));
+            it = entries.end() - 1;
+        }
+        ++it->count;
+    }
+    // builtins.getattr is judged by how it is used, when the machine saw every use.
+    for (auto& e : entries) {
+        if (e.record != record || e.module != "builtins" || e.name != "getattr" || getattrUses.empty())
+            continue;
+        std::string why;
+        bool benign = true;
+        for (const auto& use : getattrUses) {
+            if (!isBenignGetattr(use, why)) {
+                benign = false;
+                break;
+            }
+        }
+        if (benign) {
+            e.safety = ImportSafety::Unknown;
+            e.reason = "only references enum members or bound methods (getattr(Class, 'NAME'), getattr(obj, 'method'))";
+        } else if (!benign) {
+            e.reason = why;
+        }
+    }
+}
+
+void ImportsReport::addMachine(const std::string& record, const PickleMachine& machine)
+{
+    add(record, machine.globals(), machine.getattrUses(), &machine.calledGlobals());
+    if (machine.indirectCalls() > 0) {
+        notes.push_back(record + ": calls the result of another call " + std::to_string(machine.indirectCalls())
+                        + " time(s), which is how getattr / partial gadgets run code; benign checkpoints never do");
+        structuralDanger = true;
+    }
+}
+
+bool ImportsReport::anyDangerous() const
+{
+    return structuralDanger || count(ImportSafety::Dangerous) > 0;
+}
+
+int ImportsReport::count(ImportSafety safety) const
+{
+    return static_cast<int>(std::count_if(entries.begin(), entries.end(), [&](const ImportEntry& e) { return e.safety == safety; }));
+}
+
+std::vector<PickleGlobal> scanGlobalOpcodes(Bytes data, std::size_t start, std::size_t* stopOffset)
+{
+    std::vector<PickleGlobal> out;
+    std::unordered_map<uint64_t, std::string> memoStrings;
+    std::vector<std::string> recent; // strings pushed lately, for STACK_GLOBAL
+    std::string lastPushed;
+    bool lastWasString = false;
+    ByteReader in(data, start);
+    auto pushString = [&](std::string s) {
+        lastPushed = s;
+        lastWasString = true;
+        recent.push_back(std::move(s));
+        if (recent.size() > 8)
+            recent.erase(recent.begin());
+    };
+    auto memoPut = [&](uint64_t key) {
+        if (lastWasString && memoStrings.size() < 100000)
+            memoStrings[key] = lastPushed;
+    };
+    auto memoGet = [&](uint64_t key) {
+        const auto it = memoStrings.find(key);
+        if (it != memoStrings.end())
+            pushString(it->second);
+        else
+            recent.push_back(std::string("\x01?"));
+    };
+    auto index = [](std::string_view s) {
+        uint64_t v = 0;
+        std::from_chars(s.data(), s.data() + s.size(), v);
+        return v;
+    };
+    try {
+        while (!in.atEnd()) {
+            const std::size_t at = in.pos();
+            const uint8_t op = in.u8();
+            const bool wasString = lastWasString;
+            lastWasString = false;
+            switch (op) {
+            case '.': if (stopOffset) *stopOffset = in.pos(); return out;
+            case 'c':
+            case 'i': {
+                const std::string m(in.line());
+                const std::string n(in.line());
+                PickleGlobal g;
+                auto [mm, nn] = mapPython2Name(m, n);
+                g.module = mm;
+                g.name = nn;
+                g.offset = at;
+                out.push_back(std::move(g));
+                break;
+            }
+            case 0x93: {
+                PickleGlobal g;
+                g.offset = at;
+                if (recent.size() >= 2 && recent[recent.size() - 1] != "\x01?" && recent[recent.size() - 2] != "\x01?") {
+                    auto [mm, nn] = mapPython2Name(recent[recent.size() - 2], recent[recent.size() - 1]);
+                    g.module = mm;
+                    g.name = nn;
+                } else {
+                    g.module = g.name = "?";
+                    g.literal = false;
+                }
+                out.push_back(std::move(g));
+                break;
+            }
+            case 'X': pushString(std::string(asText(in.take(in.u32())))); break;
+            case 0x8C: pushString(std::string(asText(in.take(in.u8())))); break;
+            case 0x8D: pushString(std::string(asText(in.take(in.u64())))); break;
+            case 'U': pushString(std::string(asText(in.take(in.u8())))); break;
+            case 'T': pushString(std::string(asText(in.take(static_cast<uint32_t>(in.i32()))))); break;
+            case 'V': case 'S': pushString(std::string(in.line())); break;
+            case 'q': lastWasString = wasString; memoPut(in.u8()); break;
+            case 'r': lastWasString = wasString; memoPut(in.u32()); break;
+            case 'p': lastWasString = wasString; memoPut(index(in.line())); break;
+            case 0x94: lastWasString = wasString; memoPut(memoStrings.size() + 1000000000ull); break;
+            case 'h': memoGet(in.u8()); break;
+            case 'j': memoGet(in.u32()); break;
+            case 'g': memoGet(index(in.line())); break;
+            case 'B': in.skip(in.u32()); break;
+            case 'C': in.skip(in.u8()); break;
+            case 0x8E: case 0x96: in.skip(in.u64()); break;
+            case 0x95: in.u64(); break;
+            case 0x80: case 'K': case 0x82: in.u8(); break;
+            case 'M': case 0x83: in.u16(); break;
+            case 'J': case 0x84: in.u32(); break;
+            case 0x8A: in.skip(in.u8()); break;
+            case 0x8B: in.skip(static_cast<uint32_t>(in.i32())); break;
+            case 'G': in.skip(8); break;
+            case 'I': case 'L': case 'F': case 'P': in.line(); break;
+            case '(': case ')': case '0': case '1': case '2': case 'N': case 0x88: case 0x89: case 't': case 0x85:
+            case 0x86: case 0x87: case ']': case 'l': case 'a': case 'e': case '}': case 'd': case 's': case 'u':
+            case 0x8F: case 0x90: case 0x91: case 'R': case 0x81: case 0x92: case 'b': case 'Q': case 'o': case 0x97:
+            case 0x98:
+                break;
+            default:
+                if (stopOffset) *stopOffset = at;
+                return out;
+            }
+        }
+    } catch (const FormatError&) {
+        // truncated operand: report what was found up to here
+    }
+    if (stopOffset)
+        *stopOffset = in.pos();
+    return out;
+}
+
+} // namespace ckpt

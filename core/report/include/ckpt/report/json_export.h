@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+// The JSON shapes of the `ckpt` command-line contract, built in one place so the CLI, the GUI
+// ("copy as JSON") and the tests agree on them.
+#pragma once
+
+#include "ckpt/formats/checkpoint_file.h"
+
+#include <nlohmann/json.hpp>
+
+namespace ckpt {
+
+nlohmann::json keyPathToJson(const KeyPath& path);
+
+/// {"key", "dtype", "shape", "stride", "storage_offset", "nbytes", "layout", "device", ...}
+nlohmann::json tensorEntryToJson(const CheckpointFile& file, const TensorEntry& entry);
+
+/// `ckpt tensors FILE --json`: {"file", "format", "tensors": [...], "warnings": [...]}
+nlohmann::json tensorsReportToJson(const CheckpointFile& file);
+
+/// `ckpt tree FILE --json`: {"file", "format", "properties", "root": node, "warnings"}. A container
+/// reached a second time becomes {"type": "ref", "path": [...]} so shared structure stays small.
+nlohmann::json treeReportToJson(const CheckpointFile& file);
+
+/// `ckpt imports FILE --json`: {"file", "dangerous", "counts", "globals": [...], "notes": [...]}
+nlohmann::json importsReportToJson(const std::string& path, const ImportsReport& report);
+
+/// Dumps with invalid UTF-8 replaced, so a hostile string never aborts the output.
+/// A double as a JSON number; NaN and infinities as the strings "nan", "inf", "-inf".
+nlohmann::json jsonNumber(double v);
+
+std::string dumpJson(const nlohmann::json& json, int indent = -1);
+
+} // namespace ckpt

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+#include "ckpt/state/checkpoint_layout.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <regex>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace ckpt {
+namespace {
+
+bool endsWith(const std::string& s, std::string_view suffix) { return s.size() >= suffix.size() && s.ends_with(suffix); }
+
+bool isTorchFileName(const std::string& name)
+{
+    for (const char* ext : {".pt", ".pth", ".bin", ".ckpt", ".pkl", ".safetensors", ".distcp"}) {
+        if (endsWith(name, ext))
+            return true;
+    }
+    return false;
+}
+
+int rankIn(const std::string& name, const std::regex& pattern)
+{
+    std::smatch m;
+    if (!std::regex_search(name, m, pattern))
+        return -1;
+    // from_chars, not stoi: rng_state_99999999999.pth is a file we do not recognise, not an internal error.
+    int rank = -1;
+    const std::string digits = m[1].str();
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
+    return ec == std::errc() && end == digits.data() + digits.size() ? rank : -1;
+}
+
+std::string roleOfFile(const std::string& name, int& rank)
+{
+    static const std::regex rngRank(R"((?:rng[-_]rank[-_]?|rng_state_|random_states_)(\d+))");
+    static const std::regex zeroRank(R"(zero_pp_rank_(\d+)_)");
+    rank = rankIn(name, rngRank);
+    if (name == "manifest.json")
+        return "manifest";
+    if (name == "COMPLETE" || name == "COMPLETED" || name == "commit_success.txt")
+        return "complete";
+    if (name == "trainer_state.json")
+        return "trainer_state";
+    if (name == "training_args.bin")
+        return "training_args";
+    if (name == ".metadata" || endsWith(name, ".metadata"))
+        return "metadata";
+    if (rank >= 0 || name == "rng_state.pth" || name.starts_with("rng")) {
+        rank = std::max(rank, 0);
+        return "rng";
+    }
+    if (name.find("optim") != std::string::npos) {
+        rank = rankIn(name, zeroRank);
+        return "optimizer";
+    }
+    if (name.find("scheduler") != std::string::npos || name.find("lr_sched") != std::string::npos)
+        return "scheduler";
+    if (name.starts_with("scaler"))
+        return "scaler";
+    if (name.starts_with("sampler") || name.starts_with("dl_state_dict") || name.find("dataloader") != std::string::npos)
+        return "data";
+    if (name.find("model") != std::string::npos || name.starts_with("pytorch_model") || endsWith(name, ".safetensors")
+        || endsWith(name, ".safetensors.index.json")) {
+        rank = rankIn(name, zeroRank);
+        return "model";
+    }
+    if (isTorchFileName(name))
+        return "state";
+    return "other";
+}
+
+} // namespace
+
+const char* layoutName(Layout layout)
+{
+    switch (layout) {
+    case Layout::RecoveryGuideDir: return "recovery_guide_dir";
+    case Layout::RecoveryGuideFile: return "recovery_guide_file";
+    case Layout::HfTrainer: return "hf_trainer";
+    case Layout::Lightning: return "lightning";
+    case Layout::DeepSpeed: return "deepspeed";
+    case Layout::Accelerate: return "accelerate";
+    case Layout::Dcp: return "dcp";
+    case Layout::StateDict: return "state_dict";
+    case Layout::Generic: return "generic";
+    }
+    return "?";
+}
+
+std::optional<int64_t> stepFromName(const std::string& name)
+{
+    static const std::regex patterns[] = {
+        std::regex(R"(^checkpoint[-_](\d+)$)"),
+        std::regex(R"(^global_step(\d+)$)"),
+        std::regex(R"(step[=_-]?(\d+))"),
+        std::regex(R"(^checkpoint[-_](\d+)\.)"),
+    };
+    for (const auto& p : patterns) {
+        std::smatch m;
+        if (std::regex_search(name, m, p)) {
+            try {
+                return std::stoll(m[1].str());
+            } catch (const std::out_of_range&) {
+                return std::nullopt;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+CheckpointLayout detectLayout(const std::string& path)
+{
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (ec || !fs::exists(st))
+        throw std::runtime_error(path + ": no such file or directory");
+    CheckpointLayout out;
+    out.path = path;
+    const std::string base = fs::path(path).filename().string();
+    out.stepFromName = stepFromName(base);
+
+    if (!fs::is_directory(st)) {
+        int rank = -1;
+        std::string role = roleOfFile(base, rank);
+        out.layout = endsWith(base, ".ckpt") ? Layout::Lightning : Layout::Generic; // refined by content later
+        out.files.push_back({path, role == "other" ? "state" : role, rank});
+        return out;
+    }
+
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(path, fs::directory_options::skip_permission_denied, ec)) {
+        if (e.is_regular_file(ec))
+            names.push_back(e.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    auto has = [&](std::string_view n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+    auto any = [&](auto pred) { return std::any_of(names.begin(), names.end(), pred); };
+    for (const auto& n : names) {
+        int rank = -1;
+        const std::string role = roleOfFile(n, rank);
+        out.files.push_back({(fs::path(path) / n).string(), role, rank});
+    }
+
+    if (has("manifest.json")) {
+        out.layout = Layout::RecoveryGuideDir;
+        out.complete = has("COMPLETE");
+        if (!out.complete)
+            out.incompleteReason = "no COMPLETE marker: the save did not finish";
+    } else if (has("trainer_state.json") || has("training_args.bin")) {
+        out.layout = Layout::HfTrainer;
+        out.complete = has("trainer_state.json");
+        if (!out.complete)
+            out.incompleteReason = "no trainer_state.json, which the Trainer writes last";
+    } else if (any([](const std::string& n) { return n.ends_with("_model_states.pt") || n.ends_with("_optim_states.pt"); })) {
+        out.layout = Layout::DeepSpeed;
+    } else if (has(".metadata") || any([](const std::string& n) { return n.ends_with(".distcp"); })) {
+        out.layout = Layout::Dcp;
+        // Saves without a process group write one __<rank>.metadata per rank instead (formats.md §5.1).
+        out.complete = has(".metadata") || any([](const std::string& n) { return n.starts_with("__") && n.ends_with(".metadata"); });
+        if (!out.complete)
+            out.incompleteReason = "no .metadata file, which DCP writes last";
+    } else if (any([](const std::string& n) { return n.starts_with("random_states_"); })) {
+        out.layout = Layout::Accelerate;
+        // checkpoint_<i> counts saves (ProjectConfiguration.automatic_checkpoint_naming), not steps:
+        // the step is in random_states_<i>.pkl.
+        if (base.starts_with("checkpoint_"))
+            out.stepFromName.reset();
+    } else {
+        out.layout = Layout::Generic;
+    }
+    return out;
+}
+
+} // namespace ckpt

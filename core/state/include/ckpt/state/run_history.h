@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// A run directory as a history: every checkpoint in it (any layout, nested a few levels),
+// ordered by step, with the `latest` and `best` marks and incomplete saves flagged, plus the
+// metric series logged beside them. Reads names, pointers, manifests and JSON/CSV logs only:
+// never tensor data, and a pickle only when a step cannot be told otherwise.
+#pragma once
+
+#include "ckpt/state/checkpoint_layout.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ckpt {
+
+struct RunCheckpoint {
+    std::string path;
+    std::optional<int64_t> step;
+    Layout layout = Layout::Generic;
+    bool complete = true;
+    std::string incompleteReason;
+    bool latest = false;
+    bool best = false;
+};
+
+struct RunHistory {
+    std::string path;
+    std::vector<RunCheckpoint> checkpoints;                              // ordered by step
+    std::map<std::string, std::vector<std::pair<int64_t, double>>> series; // metric -> (step, value)
+    std::string latestFrom; // how `latest` was decided: "latest file", "newest complete checkpoint"...
+    std::string bestFrom;
+    std::vector<std::string> warnings;
+};
+
+/// Throws std::runtime_error when `dir` is not a directory.
+RunHistory readRunHistory(const std::string& dir);
+
+} // namespace ckpt

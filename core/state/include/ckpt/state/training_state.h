@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+// The training state at one update boundary, S_t = (W, O, L, A, R, D, C, E): model parameters,
+// optimizer, LR scheduler, AMP grad scaler, RNG states, data cursor, control counters and
+// environment metadata, each read from whichever file of the checkpoint holds it and each
+// value keeping its provenance (file and key path) so a user can see where it came from.
+#pragma once
+
+#include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/state/checkpoint_layout.h"
+#include "ckpt/state/lr_schedule.h"
+#include "ckpt/state/rng_state.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ckpt {
+
+struct Provenance {
+    std::string file; // path of the file
+    KeyPath key;      // path inside it
+};
+
+/// A scalar fact (a counter, a version, a seed) with where it was read.
+struct StateField {
+    std::string name;
+    std::string value; // as text (numbers in their shortest round-trip form)
+    Provenance from;
+};
+
+struct ParameterEntry {
+    std::string name;
+    std::string dtype;
+    std::vector<int64_t> shape;
+    int64_t numel = 0;
+    Provenance from;
+};
+
+struct ModelPart {
+    std::vector<ParameterEntry> parameters; // parameters and buffers, in state_dict order
+    Provenance from;                        // the state_dict itself
+};
+
+struct MomentInfo {
+    std::string name; // exp_avg, exp_avg_sq, max_exp_avg_sq, momentum_buffer, sum, square_avg...
+    std::string dtype;
+    std::vector<int64_t> shape;
+    Provenance from;
+};
+
+struct ParamState {
+    std::string index;                  // the optimizer's key: "0", "1"... or an FQN
+    std::string name;                   // the parameter it belongs to ("" when it cannot be told)
+    std::optional<double> step;
+    std::vector<MomentInfo> moments;
+    int group = -1;
+    /// A fragment of a flat partition (DeepSpeed ZeRO): the rank holding it and where the
+    /// parameter's elements lie in that rank's partition of the group. Moments then have the
+    /// fragment's shape [numel].
+    int rank = -1;
+    std::optional<int64_t> fragmentStart, fragmentNumel;
+};
+
+struct ParamGroup {
+    std::vector<StateField> hyperparameters; // lr, betas, eps, weight_decay, momentum...
+    std::vector<std::string> params;         // the optimizer's keys of its parameters
+};
+
+struct OptimizerPart {
+    std::string type;          // "Adam/AdamW", "SGD", "RMSprop", "Adagrad"... inferred from the state keys
+    std::string nameMapping;   // how indices were mapped to names: "by name", "by order", "by order, buffers skipped", "none"
+    std::vector<ParamGroup> groups;
+    std::vector<ParamState> paramState;
+    Provenance from;
+};
+
+struct SchedulerPart {
+    LrSchedule schedule;
+    Provenance from;
+};
+
+struct ScalerPart {
+    bool enabled = true;
+    std::optional<double> scale, growthFactor, backoffFactor;
+    std::optional<int64_t> growthInterval, growthTracker;
+    Provenance from;
+};
+
+struct RngPart {
+    struct Generator {
+        RngState state;
+        int rank = -1;
+        std::string file;
+    };
+    std::vector<Generator> generators;
+};
+
+struct TrainingState {
+    std::string path;
+    CheckpointLayout layout;
+    std::optional<ModelPart> model;
+    std::optional<OptimizerPart> optimizer;
+    std::optional<SchedulerPart> scheduler;
+    std::optional<ScalerPart> scaler;
+    std::optional<RngPart> rng;
+    std::vector<StateField> data;        // D: epoch position, batch cursor, sampler seed...
+    std::vector<StateField> progress;    // C: global_step, epoch, micro_step...
+    std::vector<StateField> environment; // E: versions, config hashes, world size...
+    std::optional<int64_t> globalStep;   // the agreed global step (progress field, manifest, or directory name)
+    std::vector<std::string> warnings;   // files that could not be read, ambiguities
+
+    const StateField* progressField(const std::string& name) const;
+};
+
+/// Reads one checkpoint: a file, or a checkpoint directory of any recognised layout. Files that
+/// cannot be read become warnings; the rest still opens. Reads headers and pickles only, never
+/// tensor data. Throws std::runtime_error when the path does not exist.
+TrainingState readTrainingState(const std::string& path);
+
+} // namespace ckpt

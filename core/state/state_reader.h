@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+// The reader behind readTrainingState, internal to core: one StateReader fills one TrainingState
+// from the checkpoint's files. Its members live in files named for what they hold:
+// training_state.cpp (the order of reading, opening files, JSON sidecars, the layout of a single
+// file, the global step), state_reader_parts.cpp (each part of S_t from a pickled file),
+// optimizer_name_mapping.cpp (optimizer entries to model parameter names) and
+// state_reader_dcp.cpp (a torch.distributed.checkpoint folder).
+#pragma once
+
+#include "ckpt/state/training_state.h"
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ckpt {
+
+struct DcpCheckpoint;
+struct DcpEntry;
+
+namespace detail {
+
+struct Opened {
+    LayoutFile info;
+    std::unique_ptr<CheckpointFile> file;
+};
+
+class StateReader {
+public:
+    explicit StateReader(TrainingState& state);
+    void read();
+
+private:
+    // training_state.cpp
+    void openFiles();
+    void field(std::vector<StateField>& into, const std::string& name, const std::string& value, Provenance from);
+    void readJsonSidecars();
+    void refineSingleFileLayout();
+    void settleGlobalStep();
+
+    // state_reader_parts.cpp
+    void readModel(Opened& f);
+    void readOptimizer(Opened& f);
+    void readScheduler(Opened& f);
+    void readScaler(Opened& f);
+    void readRng(Opened& f);
+    void readCounters(Opened& f);
+    void readZero();
+
+    // optimizer_name_mapping.cpp
+    bool shapesAgree(const std::vector<std::string>& order, const std::vector<std::string>& names) const;
+    const ParameterEntry* param(const std::string& name) const;
+    void mapByShape(const std::vector<std::string>& names);
+    void mapOptimizerNames();
+
+    // state_reader_dcp.cpp
+    void readDcp();
+    static bool isSchedulerKey(const std::string& top);
+    void addGroupItem(OptimizerPart& opt, std::size_t index, const std::string& key, const CheckpointFile& item, Provenance from);
+    void readDcpScheduler(const std::vector<std::pair<std::string, std::unique_ptr<CheckpointFile>>>& items, const std::string& metadata,
+                          const std::string& top);
+    std::optional<double> dcpScalar(const DcpCheckpoint& dcp, const DcpEntry& e);
+
+    TrainingState& m_state;
+    std::vector<Opened> m_files;
+};
+
+} // namespace detail
+} // namespace ckpt

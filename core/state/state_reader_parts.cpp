@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: MIT
+// Each part of S_t read from one pickled file of a checkpoint: the model state_dict (W), the
+// optimizer (O, DeepSpeed ZeRO partitions included), the LR scheduler (L), the AMP grad scaler
+// (A), RNG states (R) and the counters, data cursor and configuration (C, D, E), each found at
+// its usual key or, failing that, by its structure.
+#include "state_reader.h"
+
+#include "state_structure.h"
+#include "ckpt/state/state_values.h"
+#include "zero_optimizer.h"
+
+#include <algorithm>
+#include <set>
+
+namespace ckpt::detail {
+
+void StateReader::readModel(Opened& f)
+{
+    // Several model files (shards of one state_dict) merge into one W; otherwise the first wins.
+    if (m_state.model && f.info.role != "model")
+        return;
+    const ValueGraph& g = f.file->graph();
+    const NodeId root = f.file->root();
+    Found found;
+    for (const char* key : {"model", "state_dict", "module", "model_state_dict", "model_state"}) {
+        const NodeId n = g.get(root, key);
+        if (stateDictScore(g, n) > 0) {
+            found = {n, {std::string(key)}};
+            break;
+        }
+    }
+    if (found.node == kNoNode && (f.info.role == "model" || f.info.role == "state") && stateDictScore(g, root) > 0
+        && !isOptimizerDict(g, root))
+        found = {root, {}};
+    if (found.node == kNoNode && (f.info.role == "state" || f.info.role == "model"))
+        found = findByStructure(g, root, [&](NodeId n) { return stateDictScore(g, n) > 0; }, 3);
+    if (found.node == kNoNode)
+        return;
+    if (m_state.model && found.key.empty() && stateDictScore(g, found.node) == 0)
+        return;
+    ModelPart model = m_state.model ? std::move(*m_state.model) : ModelPart{};
+    if (model.parameters.empty())
+        model.from = {f.info.path, found.key};
+    for (const auto& [name, value] : dictItems(g, found.node)) {
+        if (g[value].kind != Kind::Tensor)
+            continue;
+        const TensorInfo& t = f.file->tensors()[g[value].ref];
+        KeyPath key = found.key;
+        key.push_back(name);
+        model.parameters.push_back({name, t.dtypeName, t.shape, t.numel(), {f.info.path, key}});
+    }
+    m_state.model = std::move(model);
+}
+
+void StateReader::readOptimizer(Opened& f)
+{
+    if (m_state.optimizer)
+        return;
+    const ValueGraph& g = f.file->graph();
+    const NodeId root = f.file->root();
+    Found found;
+    if (isOptimizerDict(g, root)) {
+        found = {root, {}};
+    } else {
+        for (const char* key : {"optimizer", "optimizer_state_dict", "optimizer_state", "optim"}) {
+            const NodeId n = g.get(root, key);
+            if (isOptimizerDict(g, n)) {
+                found = {n, {std::string(key)}};
+                break;
+            }
+        }
+    }
+    if (found.node == kNoNode)
+        found = findByStructure(g, root, [&](NodeId n) { return isOptimizerDict(g, n); }, 4, false);
+    if (found.node == kNoNode)
+        return;
+
+    OptimizerPart opt;
+    opt.from = {f.info.path, found.key};
+    std::set<std::string> stateKeys, groupKeys;
+    const NodeId groups = g.get(found.node, "param_groups");
+    for (std::size_t gi = 0; gi < g[groups].items.size(); ++gi) {
+        ParamGroup group;
+        const NodeId gd = g[groups].items[gi];
+        for (const auto& [k, v] : dictItems(g, gd)) {
+            groupKeys.insert(k);
+            KeyPath key = found.key;
+            key.insert(key.end(), {std::string("param_groups"), static_cast<int64_t>(gi), k});
+            if (k == "params") {
+                for (NodeId p : g[v].items)
+                    group.params.push_back(g[p].kind == Kind::String ? g[p].text : reprOf(g, p));
+            } else if (const std::string text = simpleText(*f.file, v); !text.empty()) {
+                group.hyperparameters.push_back({k, text, {f.info.path, key}});
+            }
+        }
+        opt.groups.push_back(std::move(group));
+    }
+    const NodeId stateNode = g.get(found.node, "state");
+    for (const auto& [index, perParam] : dictItems(g, stateNode)) {
+        ParamState ps;
+        ps.index = index;
+        for (std::size_t gi = 0; gi < opt.groups.size(); ++gi) {
+            if (std::find(opt.groups[gi].params.begin(), opt.groups[gi].params.end(), index) != opt.groups[gi].params.end())
+                ps.group = static_cast<int>(gi);
+        }
+        for (const auto& [name, value] : dictItems(g, perParam)) {
+            stateKeys.insert(name);
+            KeyPath key = found.key;
+            key.insert(key.end(), {std::string("state"), index, name});
+            if (name == "step") {
+                ps.step = scalarOf(*f.file, value);
+            } else if (g[value].kind == Kind::Tensor) {
+                const TensorInfo& t = f.file->tensors()[g[value].ref];
+                ps.moments.push_back({name, t.dtypeName, t.shape, {f.info.path, key}});
+            }
+        }
+        opt.paramState.push_back(std::move(ps));
+    }
+    opt.type = inferOptimizerType(stateKeys, groupKeys);
+    m_state.optimizer = std::move(opt);
+}
+
+void StateReader::readScheduler(Opened& f)
+{
+    if (m_state.scheduler)
+        return;
+    const ValueGraph& g = f.file->graph();
+    const NodeId root = f.file->root();
+    Found found;
+    if (f.info.role == "scheduler" && isSchedulerDict(g, root))
+        found = {root, {}};
+    for (const char* key : {"scheduler", "lr_scheduler", "lr_schedulers"}) {
+        if (found.node != kNoNode)
+            break;
+        NodeId n = g.get(root, key);
+        KeyPath path{std::string(key)};
+        if (g.valid(n) && g[n].kind == Kind::List && !g[n].items.empty()) {
+            n = g[n].items[0];
+            path.push_back(int64_t(0));
+        }
+        if (isSchedulerDict(g, n))
+            found = {n, path};
+    }
+    if (found.node == kNoNode)
+        found = findByStructure(g, root, [&](NodeId n) { return isSchedulerDict(g, n); }, 3);
+    if (found.node == kNoNode)
+        return;
+    if (auto schedule = readLrSchedule(g, found.node))
+        m_state.scheduler = SchedulerPart{std::move(*schedule), {f.info.path, found.key}};
+}
+
+void StateReader::readScaler(Opened& f)
+{
+    if (m_state.scaler)
+        return;
+    const ValueGraph& g = f.file->graph();
+    const NodeId root = f.file->root();
+    Found found;
+    if (f.info.role == "scaler" && isDict(g, root))
+        found = {root, {}};
+    for (const char* key : {"scaler", "grad_scaler", "amp_scaling_state", "MixedPrecision", "MixedPrecisionPlugin",
+                            "NativeMixedPrecisionPlugin"}) {
+        if (found.node != kNoNode)
+            break;
+        if (const NodeId n = g.get(root, key); isDict(g, n))
+            found = {n, {std::string(key)}};
+    }
+    if (found.node == kNoNode)
+        found = findByStructure(g, root, [&](NodeId n) { return isScalerDict(g, n); }, 3);
+    if (found.node == kNoNode)
+        return;
+    ScalerPart s;
+    s.from = {f.info.path, found.key};
+    s.enabled = !g[found.node].items.empty();
+    auto num = [&](const char* k) { return scalarOf(*f.file, g.get(found.node, k)); };
+    s.scale = num("scale");
+    s.growthFactor = num("growth_factor");
+    s.backoffFactor = num("backoff_factor");
+    if (auto v = num("growth_interval"))
+        s.growthInterval = static_cast<int64_t>(*v);
+    if (auto v = num("_growth_tracker"))
+        s.growthTracker = static_cast<int64_t>(*v);
+    m_state.scaler = std::move(s);
+}
+
+void StateReader::readRng(Opened& f)
+{
+    std::vector<RngState> found = findRngStates(*f.file);
+    if (found.empty())
+        return;
+    if (!m_state.rng)
+        m_state.rng = RngPart{};
+    int rank = f.info.rank;
+    if (const NodeId r = f.file->graph().get(f.file->root(), "rank"); rank < 0 && r != kNoNode) {
+        if (auto v = scalarOf(*f.file, r))
+            rank = static_cast<int>(*v);
+    }
+    for (auto& s : found)
+        m_state.rng->generators.push_back({std::move(s), rank, f.info.path});
+}
+
+void StateReader::readCounters(Opened& f)
+{
+    const auto& progressKeys = kProgressKeys;
+    const auto& dataKeys = kDataKeys;
+    const auto& envKeys = kEnvKeys;
+    const ValueGraph& g = f.file->graph();
+    const NodeId root = f.file->root();
+    if (f.info.role == "data") {
+        // accelerate's sampler.bin (a SeedableRandomSampler object: epoch, initial_seed) and
+        // dl_state_dict.bin (StatefulDataLoader.state_dict(): _num_yielded, _sampler_iter_yielded...).
+        const std::string stem = fileStem(f.info.path);
+        for (const auto& [k, v] : fieldsOf(g, root)) {
+            const std::string text = simpleText(*f.file, v);
+            if (text != "None")
+                field(m_state.data, stem + "." + k, text, {f.info.path, {k}});
+        }
+        return;
+    }
+    auto scan = [&](NodeId dict, const KeyPath& prefix) {
+        for (const auto& [k, v] : dictItems(g, dict)) {
+            KeyPath key = prefix;
+            key.push_back(k);
+            const Provenance from{f.info.path, key};
+            if (dataKeys.contains(k) && isDict(g, v)) { // sampler: {"epoch", "position", "seed"}
+                for (const auto& [sk, sv] : dictItems(g, v)) {
+                    KeyPath sub = key;
+                    sub.push_back(sk);
+                    field(m_state.data, k + "." + sk, simpleText(*f.file, sv), {f.info.path, sub});
+                }
+                continue;
+            }
+            const std::string text = simpleText(*f.file, v);
+            if (text.empty())
+                continue;
+            if (progressKeys.contains(k))
+                field(m_state.progress, k, text, from);
+            else if (dataKeys.contains(k))
+                field(m_state.data, k, text, from);
+            else if (envKeys.contains(k))
+                field(m_state.environment, k, text, from);
+        }
+    };
+    scan(root, {});
+    // Lightning: hyper-parameters are the run's configuration; the fit loop's progress
+    // counters say how far the data and the optimizer got.
+    if (const NodeId hp = g.get(root, "hyper_parameters"); isDict(g, hp)) {
+        for (const auto& [k, v] : dictItems(g, hp))
+            field(m_state.environment, "hyper_parameters." + k, simpleText(*f.file, v), {f.info.path, {std::string("hyper_parameters"), k}});
+    }
+    if (const NodeId fit = g.get(g.get(root, "loops"), "fit_loop"); isDict(g, fit)) {
+        walkObject(g, fit, [&](const WalkVisit& v) {
+            const Node& n = g[v.node];
+            if (v.path.empty() || (n.kind != Kind::Int && n.kind != Kind::Float))
+                return;
+            const std::string name = formatKeyPath(v.path);
+            KeyPath key{std::string("loops"), std::string("fit_loop")};
+            key.insert(key.end(), v.path.begin(), v.path.end());
+            const bool data = name.find("batch") != std::string::npos || name.find("dataloader") != std::string::npos;
+            field(data ? m_state.data : m_state.progress, "fit_loop/" + name, simpleText(*f.file, v.node), {f.info.path, key});
+        });
+    }
+    // training_args.bin (a TrainingArguments object) and Lightning hyper_parameters carry the config.
+    const Node& r = g[root];
+    if (r.kind == Kind::Object && isDict(g, r.state) && f.info.role == "training_args") {
+        for (const auto& [k, v] : dictItems(g, r.state)) {
+            static const std::set<std::string> wanted = {"learning_rate", "per_device_train_batch_size",
+                                                         "gradient_accumulation_steps", "num_train_epochs", "max_steps",
+                                                         "seed", "data_seed", "weight_decay", "warmup_steps", "fp16",
+                                                         "bf16", "lr_scheduler_type", "optim"};
+            if (wanted.contains(k))
+                field(m_state.environment, k, simpleText(*f.file, v), {f.info.path, {k}});
+        }
+    }
+}
+
+// DeepSpeed ZeRO: flat partitions per rank, placed by param_slice_mappings or param_shapes.
+void StateReader::readZero()
+{
+    std::vector<ZeroFile> zero;
+    std::vector<std::vector<std::pair<std::string, int64_t>>> shapes;
+    for (auto& f : m_files) {
+        if (isZeroOptimizerFile(*f.file))
+            zero.push_back({f.info, f.file.get()});
+        else if (shapes.empty())
+            shapes = readZeroParamShapes(*f.file);
+    }
+    if (zero.empty())
+        return;
+    if (shapes.empty() && m_state.model) {
+        auto& group = shapes.emplace_back();
+        for (const auto& p : m_state.model->parameters) {
+            if (!looksLikeBuffer(p))
+                group.emplace_back(p.name, p.numel);
+        }
+    }
+    m_state.optimizer = readZeroOptimizer(zero, shapes, m_state.warnings);
+    for (const auto& z : zero) {
+        if (!m_state.scaler)
+            m_state.scaler = readDeepSpeedLossScaler(*z.file, z.info.path);
+    }
+}
+
+} // namespace ckpt::detail

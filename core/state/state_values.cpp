@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+#include "ckpt/state/state_values.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace ckpt {
+namespace {
+
+std::optional<double> tensorScalar(const CheckpointFile& file, const TensorInfo& t)
+{
+    if (t.numel() != 1 || !t.hasData())
+        return std::nullopt;
+    std::vector<std::byte> scratch;
+    Bytes b;
+    try {
+        b = file.tensorRegion(t, scratch);
+    } catch (const FormatError&) {
+        return std::nullopt;
+    }
+    std::vector<std::byte> v(b.begin(), b.end());
+    if (file.bigEndian())
+        swapElementBytes(v, t.dtype);
+    auto as = [&](auto zero) {
+        decltype(zero) x;
+        std::memcpy(&x, v.data(), sizeof x);
+        return static_cast<double>(x);
+    };
+    switch (t.dtype) {
+    case DType::Float32: return v.size() >= 4 ? std::optional(as(float{})) : std::nullopt;
+    case DType::Float64: return v.size() >= 8 ? std::optional(as(double{})) : std::nullopt;
+    case DType::Int64: return v.size() >= 8 ? std::optional(as(int64_t{})) : std::nullopt;
+    case DType::Int32: return v.size() >= 4 ? std::optional(as(int32_t{})) : std::nullopt;
+    default: return std::nullopt;
+    }
+}
+
+} // namespace
+
+std::string numberText(double v)
+{
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15)
+        return std::to_string(static_cast<int64_t>(v));
+    char buf[32];
+    for (int precision = 1; precision <= 17; ++precision) {
+        std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+        if (std::strtod(buf, nullptr) == v)
+            break;
+    }
+    return buf;
+}
+
+// A one-element tensor's value (optimizer `step` is a 0-d tensor since torch 1.12).
+
+std::optional<double> scalarOf(const CheckpointFile& file, NodeId id)
+{
+    const ValueGraph& g = file.graph();
+    if (!g.valid(id))
+        return std::nullopt;
+    const Node& n = g[id];
+    switch (n.kind) {
+    case Kind::Int: return static_cast<double>(n.i);
+    case Kind::Float: return n.f;
+    case Kind::Bool: return n.flag ? 1.0 : 0.0;
+    case Kind::Tensor: return tensorScalar(file, file.tensors()[n.ref]);
+    default: return std::nullopt;
+    }
+}
+
+// Text of a simple value, or empty when it is not simple.
+std::string simpleText(const CheckpointFile& file, NodeId id)
+{
+    const ValueGraph& g = file.graph();
+    if (!g.valid(id))
+        return {};
+    const Node& n = g[id];
+    switch (n.kind) {
+    case Kind::String: return n.text;
+    case Kind::BigInt: return n.text;
+    case Kind::None: return "None";
+    case Kind::Bool: return n.flag ? "True" : "False";
+    case Kind::Tuple:
+    case Kind::List: {
+        std::string out = "[";
+        for (std::size_t i = 0; i < n.items.size() && i < 16; ++i) {
+            const std::string item = simpleText(file, n.items[i]);
+            if (item.empty())
+                return {};
+            out += (i ? ", " : "") + item;
+        }
+        return out + (n.items.size() > 16 ? ", ...]" : "]");
+    }
+    case Kind::Dtype:
+    case Kind::Device:
+        return n.text;
+    default:
+        if (auto v = scalarOf(file, id))
+            return numberText(*v);
+        return {};
+    }
+}
+
+bool isDict(const ValueGraph& g, NodeId id) { return g.valid(id) && g[id].kind == Kind::Dict; }
+
+std::vector<std::pair<std::string, NodeId>> dictItems(const ValueGraph& g, NodeId id)
+{
+    std::vector<std::pair<std::string, NodeId>> out;
+    if (!isDict(g, id))
+        return out;
+    const Node& d = g[id];
+    for (std::size_t i = 0; i + 1 < d.items.size(); i += 2) {
+        const KeyPart k = keyPartOf(g, d.items[i]);
+        out.emplace_back(std::holds_alternative<int64_t>(k) ? std::to_string(std::get<int64_t>(k)) : std::get<std::string>(k),
+                         d.items[i + 1]);
+    }
+    return out;
+}
+
+std::vector<std::pair<std::string, NodeId>> fieldsOf(const ValueGraph& g, NodeId id)
+{
+    if (g.valid(id) && g[id].kind == Kind::Object)
+        return dictItems(g, g[id].state);
+    return dictItems(g, id);
+}
+
+} // namespace ckpt

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+// readTrainingState and the order in which StateReader reads a checkpoint: the files it opens,
+// the JSON sidecars (manifest, trainer_state), what a single file turns out to be, and the
+// global step agreed at the end. Each part's reading is in state_reader_parts.cpp.
+#include "ckpt/state/training_state.h"
+#include "state_reader.h"
+
+#include "ckpt/io/errors.h"
+#include "ckpt/io/read_only_file.h"
+#include "state_structure.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+namespace ckpt {
+namespace detail {
+
+StateReader::StateReader(TrainingState& state) : m_state(state) {}
+
+void StateReader::read()
+{
+    if (m_state.layout.layout == Layout::Dcp) {
+        readDcp();
+        settleGlobalStep();
+        return;
+    }
+    openFiles();
+    readJsonSidecars();
+    refineSingleFileLayout();
+    for (auto& f : m_files)
+        readModel(f);
+    readZero();
+    for (auto& f : m_files)
+        readOptimizer(f);
+    for (auto& f : m_files)
+        readScheduler(f);
+    for (auto& f : m_files)
+        readScaler(f);
+    for (auto& f : m_files)
+        readRng(f);
+    for (auto& f : m_files)
+        readCounters(f);
+    mapOptimizerNames();
+    settleGlobalStep();
+}
+
+void StateReader::openFiles()
+{
+    // A sharded model: the shards carry the tensors; a pytorch_model.bin.index.json only maps
+    // names to shards (a safetensors index opens as the whole set, so its shards are skipped).
+    bool safetensorsIndex = false;
+    for (const auto& info : m_state.layout.files)
+        safetensorsIndex = safetensorsIndex || info.path.ends_with(".safetensors.index.json");
+    for (const auto& info : m_state.layout.files) {
+        if (info.path.ends_with(".bin.index.json") || (safetensorsIndex && info.path.ends_with(".safetensors")))
+            continue;
+        static const std::set<std::string> skipRoles = {"manifest", "complete", "trainer_state", "other", "metadata"};
+        if (skipRoles.contains(info.role) || info.path.ends_with(".distcp"))
+            continue;
+        try {
+            m_files.push_back({info, CheckpointFile::open(info.path)});
+        } catch (const OpenError& e) {
+            m_state.warnings.push_back(e.what());
+        }
+    }
+}
+
+void StateReader::field(std::vector<StateField>& into, const std::string& name, const std::string& value, Provenance from)
+{
+    if (value.empty())
+        return;
+    into.push_back({name, value, std::move(from)});
+}
+
+void StateReader::readJsonSidecars()
+{
+    for (const auto& info : m_state.layout.files) {
+        if (info.role != "manifest" && info.role != "trainer_state")
+            continue;
+        nlohmann::json j;
+        try {
+            j = nlohmann::json::parse(readBoundedFile(info.path, kSidecarJsonLimit));
+        } catch (const FormatError& e) {
+            m_state.warnings.push_back(info.path + ": " + e.what() + "; not read");
+            continue;
+        } catch (const std::exception& e) {
+            m_state.warnings.push_back(info.path + ": not valid JSON (" + e.what() + ")");
+            continue;
+        }
+        if (!j.is_object())
+            continue;
+        for (const auto& [k, v] : j.items()) {
+            if (k == "data" && v.is_object() && info.role == "manifest") {
+                // the recovery guide's manifest may describe the data: batches per epoch, sampler seed
+                for (const auto& [dk, dv] : v.items()) {
+                    if (dv.is_primitive())
+                        field(m_state.data, "data." + dk, dv.is_string() ? dv.get<std::string>() : dv.dump(), {info.path, {k, dk}});
+                }
+                continue;
+            }
+            if (!(v.is_primitive()))
+                continue;
+            const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+            const Provenance from{info.path, {k}};
+            if (k == "global_step" || k == "epoch" || k == "max_steps")
+                field(m_state.progress, k, text, from);
+            else if (k == "log_history" || k == "files")
+                continue;
+            else
+                field(m_state.environment, k, text, from);
+        }
+    }
+}
+
+void StateReader::refineSingleFileLayout()
+{
+    CheckpointLayout& layout = m_state.layout;
+    if (layout.layout != Layout::Generic && layout.layout != Layout::Lightning)
+        return;
+    if (m_files.size() != 1)
+        return;
+    const CheckpointFile& f = *m_files.front().file;
+    const ValueGraph& g = f.graph();
+    const NodeId root = f.root();
+    auto has = [&](const char* k) { return g.get(root, k) != kNoNode; };
+    if (has("pytorch-lightning_version") || (has("state_dict") && has("optimizer_states")))
+        layout.layout = Layout::Lightning;
+    else if (has("module") && (has("ds_version") || has("global_steps")))
+        layout.layout = Layout::DeepSpeed;
+    else if (has("model") && has("optimizer") && (has("global_step") || has("batch_pos")))
+        layout.layout = Layout::RecoveryGuideFile;
+    else if (stateDictScore(g, root) > 0)
+        layout.layout = Layout::StateDict;
+}
+
+void StateReader::settleGlobalStep()
+{
+    for (const char* name : {"global_step", "global_steps", "step", "iteration", "iter"}) {
+        if (const StateField* f = m_state.progressField(name)) {
+            try {
+                m_state.globalStep = std::stoll(f->value);
+                return;
+            } catch (const std::exception&) {
+            }
+        }
+    }
+    m_state.globalStep = m_state.layout.stepFromName;
+}
+
+} // namespace detail
+
+const StateField* TrainingState::progressField(const std::string& name) const
+{
+    for (const auto& f : progress) {
+        if (f.name == name)
+            return &f;
+    }
+    return nullptr;
+}
+
+TrainingState readTrainingState(const std::string& path)
+{
+    TrainingState state;
+    state.path = path;
+    state.layout = detectLayout(path);
+    detail::StateReader(state).read();
+    return state;
+}
+
+} // namespace ckpt

@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: MIT
+#include "ckpt/stats/checkpoint_stats.h"
+
+#include "ckpt/formats/dcp_checkpoint.h"
+#include "ckpt/io/errors.h"
+#include "stats_state.h"
+#include "ckpt/formats/tensor_view_reader.h"
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <regex>
+#include <set>
+
+namespace ckpt {
+namespace {
+
+namespace fs = std::filesystem;
+
+TensorStats problemStats(const TensorInfo& t, const std::string& problem)
+{
+    TensorStats s;
+    s.dtype = t.dtypeName;
+    s.numel = static_cast<uint64_t>(t.numel());
+    s.problem = problem;
+    return s;
+}
+
+using KeepFn = std::function<bool(const TensorEntry&)>;
+
+// Statistics of every tensor of a file; accumulators of the entries `keep` selects are copied
+// into `kept` (for merging shards across files).
+FileStats fileStats(const CheckpointFile& file, const StatsOptions& options, const KeepFn& keep,
+                    std::map<uint32_t, StatsAccumulator>* kept)
+{
+    const auto& entries = file.tensorEntries();
+    std::map<uint32_t, TensorStats> stats;
+    std::vector<std::optional<TensorViewReader>> readers;
+    std::vector<uint32_t> tensorOf;
+    std::set<uint32_t> keepSet, seen;
+    for (const auto& e : entries) {
+        if (e.alias || !seen.insert(e.tensor).second)
+            continue;
+        const TensorInfo& t = file.tensors()[e.tensor];
+        if (!statsSupported(t.dtype)) {
+            stats[e.tensor] = problemStats(t, "no statistics for elements of type " + t.dtypeName);
+            continue;
+        }
+        try {
+            readers.emplace_back(std::in_place, file, t);
+            tensorOf.push_back(e.tensor);
+            if (keep && kept && keep(e))
+                keepSet.insert(e.tensor);
+        } catch (const std::exception& ex) {
+            stats[e.tensor] = problemStats(t, ex.what());
+        }
+    }
+    std::vector<const TensorViewReader*> views;
+    for (const auto& r : readers)
+        views.push_back(&*r);
+    std::mutex mutex;
+    detail::scanViewsForStats(views, options, [&](std::size_t i, StatsAccumulator&& acc) {
+        const uint32_t t = tensorOf[i];
+        TensorStats s = acc.finish();
+        std::lock_guard lock(mutex);
+        stats[t] = std::move(s);
+        if (keepSet.contains(t))
+            kept->emplace(t, std::move(acc));
+    });
+    FileStats out;
+    out.path = file.path();
+    for (const auto& e : entries)
+        out.tensors.push_back({e.key, e.tensor, e.alias, stats[e.tensor]});
+    return out;
+}
+
+// Progress of one part of a larger job, reported against the whole.
+StatsOptions partOf(const StatsOptions& options, uint64_t bytesBefore, uint64_t bytesTotal, std::size_t tensorsBefore)
+{
+    StatsOptions part = options;
+    if (options.progress) {
+        part.progress = [=, &options](const StatsProgress& p) {
+            StatsProgress whole = p;
+            whole.bytesDone = bytesBefore + p.bytesDone;
+            whole.bytesTotal = std::max(bytesTotal, whole.bytesDone);
+            whole.tensorsDone = tensorsBefore + p.tensorsDone;
+            whole.tensorsTotal = tensorsBefore + p.tensorsTotal;
+            return options.progress(whole);
+        };
+    }
+    return part;
+}
+
+int rankFromName(const std::string& path)
+{
+    static const std::regex pattern(R"((?:rank|_pp_rank_)[-_]?(\d+))");
+    std::smatch m;
+    const std::string name = fs::path(path).filename().string();
+    if (std::regex_search(name, m, pattern))
+        return std::stoi(m[1].str());
+    return -1;
+}
+
+struct OpenedFile {
+    LayoutFile info;
+    std::unique_ptr<CheckpointFile> file;
+    std::size_t statsIndex = 0;
+};
+
+void addPartitions(CheckpointStats& out, const std::vector<OpenedFile>& files,
+                   std::map<std::pair<std::size_t, uint32_t>, StatsAccumulator>& kept, bool exact)
+{
+    // key -> pieces in rank order
+    std::map<std::string, std::vector<std::pair<const OpenedFile*, uint32_t>>> byKey;
+    for (const auto& f : files) {
+        for (const auto& e : f.file->tensorEntries()) {
+            if (!e.alias && kept.contains({f.statsIndex, e.tensor}))
+                byKey[formatKeyPath(e.key)].push_back({&f, e.tensor});
+        }
+    }
+    for (auto& [key, pieces] : byKey) {
+        if (pieces.size() < 2)
+            continue;
+        std::sort(pieces.begin(), pieces.end(), [](const auto& a, const auto& b) { return a.first->info.rank < b.first->info.rank; });
+        ShardedTensorStats s;
+        s.key = key;
+        s.kind = "rank_partitions";
+        int64_t offset = 0;
+        std::optional<StatsAccumulator> merged;
+        std::vector<TensorPart> parts;
+        for (const auto& [f, t] : pieces) {
+            const TensorInfo& info = f->file->tensors()[t];
+            parts.push_back({f->file.get(), &info});
+            const StatsAccumulator& acc = kept.at({f->statsIndex, t});
+            s.dtype = info.dtypeName;
+            ShardInfo shard;
+            shard.rank = f->info.rank;
+            shard.file = f->info.path;
+            shard.offsets = {offset};
+            shard.sizes = {info.numel()};
+            shard.stats = acc.finish();
+            offset += info.numel();
+            if (!merged)
+                merged.emplace(acc);
+            else if (merged->dtype() == acc.dtype())
+                merged->merge(acc);
+            else
+                s.problem = "partitions have different dtypes";
+            s.shards.push_back(std::move(shard));
+        }
+        s.shape = {offset};
+        if (s.problem.empty() && (exact || !binMergedFromSketches(*merged)))
+            rebinMergedStats(*merged, parts);
+        s.merged = merged->finish();
+        out.sharded.push_back(std::move(s));
+    }
+}
+
+void addReplicas(CheckpointStats& out, const std::vector<OpenedFile>& files, const StatsOptions& options)
+{
+    // role -> files of distinct ranks holding that role
+    std::map<std::string, std::vector<const OpenedFile*>> byRole;
+    for (const auto& f : files) {
+        if (f.info.rank >= 0 && f.info.role != "rng")
+            byRole[f.info.role].push_back(&f);
+    }
+    for (auto& [role, group] : byRole) {
+        if (group.size() < 2)
+            continue;
+        std::sort(group.begin(), group.end(), [](auto* a, auto* b) { return a->info.rank < b->info.rank; });
+        const OpenedFile& first = *group.front();
+        for (const auto& e : first.file->tensorEntries()) {
+            if (e.alias)
+                continue;
+            const TensorInfo& t0 = first.file->tensors()[e.tensor];
+            ReplicaGroup rg;
+            rg.key = formatKeyPath(e.key);
+            rg.ranks.push_back(first.info.rank);
+            rg.files.push_back(first.info.path);
+            for (std::size_t i = 1; i < group.size(); ++i) {
+                const OpenedFile& other = *group[i];
+                const auto& others = other.file->tensorEntries();
+                const auto it = std::find_if(others.begin(), others.end(), [&](const TensorEntry& o) { return o.key == e.key; });
+                if (it == others.end())
+                    continue;
+                TensorDiff d = compareTensors(*first.file, t0, *other.file, other.file->tensors()[it->tensor], options);
+                d.key = rg.key;
+                d.fileA = first.info.path;
+                d.fileB = other.info.path;
+                d.keyA = d.keyB = e.key;
+                rg.identical = rg.identical && d.status == DiffStatus::Equal;
+                rg.ranks.push_back(other.info.rank);
+                rg.files.push_back(other.info.path);
+                rg.vsFirst.push_back(std::move(d));
+            }
+            if (rg.ranks.size() > 1)
+                out.replicas.push_back(std::move(rg));
+        }
+    }
+}
+
+void dcpStats(CheckpointStats& out, const std::string& dir, const StatsOptions& options)
+{
+    const DcpCheckpoint dcp = readDcpCheckpoint(dir);
+    out.warnings.insert(out.warnings.end(), dcp.warnings.begin(), dcp.warnings.end());
+    uint64_t total = 0, before = 0;
+    for (const auto& e : dcp.entries) {
+        for (const auto& c : e.chunks)
+            total += e.isBytes ? 0 : c.length;
+    }
+    std::size_t tensorsBefore = 0;
+    for (const auto& e : dcp.entries) {
+        if (e.isBytes)
+            continue;
+        out.sharded.push_back(computeDcpTensorStats(dcp, e, partOf(options, before, total, tensorsBefore)));
+        for (const auto& c : e.chunks)
+            before += c.length;
+        ++tensorsBefore;
+    }
+}
+
+} // namespace
+
+FileStats computeFileStats(const CheckpointFile& file, const StatsOptions& options)
+{
+    return fileStats(file, options, {}, nullptr);
+}
+
+std::vector<ShardedTensorStats> dcpShardMaps(const DcpCheckpoint& dcp)
+{
+    std::vector<ShardedTensorStats> out;
+    for (const auto& e : dcp.entries) {
+        if (e.isBytes)
+            continue;
+        ShardedTensorStats s;
+        s.key = e.fqn;
+        s.kind = "dcp_chunks";
+        s.dtype = e.dtype;
+        s.shape = e.size;
+        s.problem = e.problem;
+        for (const auto& c : e.chunks)
+            s.shards.push_back({c.rank, c.file, c.offsets, c.sizes, c.offset, c.length, {}});
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+namespace {
+
+// Exact merged histograms of a DCP tensor: its chunks were closed after their scan, so they
+// are opened again for a second read. A chunk unreadable this time leaves the merged
+// histograms out (exactHistograms false).
+void rebinFromChunks(const DcpCheckpoint& dcp, const DcpEntry& e, StatsAccumulator& merged)
+{
+    std::vector<std::unique_ptr<CheckpointFile>> opened;
+    std::vector<TensorPart> parts;
+    try {
+        for (const auto& c : e.chunks) {
+            opened.push_back(dcp.openChunk(c));
+            const auto& entries = opened.back()->tensorEntries();
+            if (!entries.empty())
+                parts.push_back({opened.back().get(), &opened.back()->tensors()[entries.front().tensor]});
+        }
+        rebinMergedStats(merged, parts);
+    } catch (const CancelledError&) {
+        throw;
+    } catch (const std::exception&) {
+    }
+}
+
+} // namespace
+
+ShardedTensorStats computeDcpTensorStats(const DcpCheckpoint& dcp, const DcpEntry& e, const StatsOptions& options)
+{
+    ShardedTensorStats s;
+    s.key = e.fqn;
+    s.kind = "dcp_chunks";
+    s.dtype = e.dtype;
+    s.shape = e.size;
+    s.problem = e.problem;
+    std::optional<StatsAccumulator> merged;
+    StatsOptions chunkOptions = options;
+    chunkOptions.mergeableHistograms = true; // the merged histograms come from the chunks' sketches
+    for (const auto& c : e.chunks) {
+        ShardInfo shard{c.rank, c.file, c.offsets, c.sizes, c.offset, c.length, {}};
+        try {
+            const auto chunk = dcp.openChunk(c);
+            const auto& entries = chunk->tensorEntries();
+            if (entries.empty())
+                throw FormatError("the chunk holds no tensor");
+            const TensorInfo& t = chunk->tensors()[entries.front().tensor];
+            StatsAccumulator acc = accumulateTensorStats(*chunk, t, chunkOptions);
+            shard.stats = acc.finish();
+            if (!merged)
+                merged.emplace(std::move(acc));
+            else
+                merged->merge(acc);
+        } catch (const CancelledError&) {
+            throw;
+        } catch (const std::exception& ex) {
+            shard.stats.dtype = e.dtype;
+            shard.stats.problem = ex.what();
+            s.problem += (s.problem.empty() ? "" : "; ") + std::string(ex.what());
+        }
+        s.shards.push_back(std::move(shard));
+    }
+    if (merged) {
+        if (s.problem.empty() && (options.exactHistograms || !binMergedFromSketches(*merged)))
+            rebinFromChunks(dcp, e, *merged);
+        s.merged = merged->finish();
+    } else
+        s.merged.problem = s.problem.empty() ? "no readable chunk" : s.problem;
+    s.merged.dtype = e.dtype;
+    return s;
+}
+
+CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptions& options)
+{
+    CheckpointStats out;
+    out.path = path;
+    const CheckpointLayout layout = detectLayout(path);
+    out.layout = layoutName(layout.layout);
+    try {
+        if (layout.layout == Layout::Dcp) {
+            dcpStats(out, path, options);
+            return out;
+        }
+        std::vector<OpenedFile> files;
+        uint64_t total = 0;
+        for (const auto& info : layout.files) {
+            static const std::set<std::string> skip = {"manifest", "complete", "trainer_state", "metadata", "other"};
+            if (skip.contains(info.role) || info.path.ends_with(".distcp") || info.path.ends_with(".json"))
+                continue;
+            try {
+                OpenedFile f{info, CheckpointFile::open(info.path), 0};
+                if (f.info.rank < 0)
+                    f.info.rank = rankFromName(info.path);
+                total += f.file->fileSize();
+                files.push_back(std::move(f));
+            } catch (const std::exception& e) {
+                out.warnings.push_back(e.what());
+            }
+        }
+        const bool partitions = layout.layout == Layout::DeepSpeed;
+        std::map<std::pair<std::size_t, uint32_t>, StatsAccumulator> kept;
+        uint64_t before = 0;
+        std::size_t tensorsBefore = 0;
+        for (auto& f : files) {
+            std::map<uint32_t, StatsAccumulator> keptHere;
+            const bool keepAll = partitions && f.info.rank >= 0 && f.info.role == "optimizer";
+            f.statsIndex = out.files.size();
+            StatsOptions part = partOf(options, before, total, tensorsBefore);
+            part.mergeableHistograms = keepAll; // partitions merge from their sketches, without a second read
+            FileStats fs = fileStats(*f.file, part, keepAll ? KeepFn([](const TensorEntry&) { return true; }) : KeepFn(),
+                                     &keptHere);
+            for (auto& [t, acc] : keptHere)
+                kept.emplace(std::make_pair(f.statsIndex, t), std::move(acc));
+            fs.role = f.info.role;
+            fs.rank = f.info.rank;
+            before += f.file->fileSize();
+            tensorsBefore += fs.tensors.size();
+            out.files.push_back(std::move(fs));
+        }
+        if (partitions)
+            addPartitions(out, files, kept, options.exactHistograms);
+        else
+            addReplicas(out, files, options);
+    } catch (const CancelledError&) {
+        out.cancelled = true;
+    } catch (const OpenError& e) {
+        out.warnings.push_back(e.what());
+    }
+    return out;
+}
+
+// ---- TensorSource
+
+struct TensorSource::Impl {
+    std::map<std::string, std::unique_ptr<CheckpointFile>> files;
+    std::map<std::string, std::unique_ptr<DcpCheckpoint>> dcps;
+};
+
+TensorSource::TensorSource() : m(std::make_unique<Impl>()) {}
+TensorSource::~TensorSource() = default;
+
+const CheckpointFile& TensorSource::file(const std::string& path)
+{
+    auto& slot = m->files[path];
+    if (!slot)
+        slot = CheckpointFile::open(path);
+    return *slot;
+}
+
+const TensorInfo* TensorSource::find(const std::string& path, const KeyPath& key)
+{
+    const CheckpointFile& f = file(path);
+    for (const auto& e : f.tensorEntries()) {
+        if (e.key == key)
+            return &f.tensors()[e.tensor];
+    }
+    // Provenances may spell an integer dict key as text ("0" for 0): match the printed path.
+    const std::string printed = formatKeyPath(key);
+    for (const auto& e : f.tensorEntries()) {
+        if (formatKeyPath(e.key) == printed)
+            return &f.tensors()[e.tensor];
+    }
+    return nullptr;
+}
+
+TensorStats TensorSource::stats(const std::string& path, const TensorInfo& tensor, const StatsOptions& options)
+{
+    return computeTensorStats(file(path), tensor, options);
+}
+
+TensorStats TensorSource::stats(const Provenance& from, const StatsOptions& options)
+{
+    try {
+        if (fs::path(from.file).filename() == ".metadata") {
+            const std::string dir = fs::path(from.file).parent_path().string();
+            auto& dcp = m->dcps[dir];
+            if (!dcp)
+                dcp = std::make_unique<DcpCheckpoint>(readDcpCheckpoint(dir));
+            for (const auto& e : dcp->entries) {
+                if (e.path == from.key && !e.isBytes)
+                    return computeDcpTensorStats(*dcp, e, options).merged;
+            }
+            TensorStats s;
+            s.problem = "no tensor " + formatKeyPath(from.key) + " in " + from.file;
+            return s;
+        }
+        if (const TensorInfo* t = find(from.file, from.key))
+            return computeTensorStats(file(from.file), *t, options);
+        TensorStats s;
+        s.problem = "no tensor " + formatKeyPath(from.key) + " in " + from.file;
+        return s;
+    } catch (const CancelledError&) {
+        throw;
+    } catch (const std::exception& e) {
+        TensorStats s;
+        s.problem = e.what();
+        return s;
+    }
+}
+
+} // namespace ckpt
