@@ -2,6 +2,7 @@
 #include "ui/textformat.h"
 
 #include "ckpt/pickle/tensor_info.h"
+#include "ckpt/report/text_format.h"
 #include "ckpt/state/training_state.h"
 
 #include <QFileInfo>
@@ -9,26 +10,12 @@
 
 QString humanBytes(uint64_t bytes)
 {
-    if (bytes < 1024)
-        return QString::number(bytes) + QStringLiteral(" B");
-    static const char* const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-    double v = static_cast<double>(bytes) / 1024;
-    int unit = 0;
-    while (v >= 1024 && unit < 4) {
-        v /= 1024;
-        ++unit;
-    }
-    const int decimals = v < 10 ? 2 : v < 100 ? 1 : 0;
-    return QString::number(v, 'f', decimals) + QLatin1Char(' ') + QLatin1String(units[unit]);
+    return QString::fromStdString(ckpt::humanBytes(bytes));
 }
 
 QString formatShape(const std::vector<int64_t>& shape)
 {
-    QStringList dims;
-    dims.reserve(static_cast<qsizetype>(shape.size()));
-    for (const int64_t d : shape)
-        dims.append(QString::number(d));
-    return QLatin1Char('[') + dims.join(QStringLiteral(", ")) + QLatin1Char(']');
+    return QString::fromStdString(ckpt::formatShape(shape));
 }
 
 QString formatKey(const ckpt::KeyPath& path)

@@ -15,12 +15,7 @@ namespace {
 
 using namespace ckpt;
 
-std::string figure(double v)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4g", v);
-    return buf;
-}
+std::string figure(double v) { return ckpt::figure(v, 4); }
 
 void printDiff(const CheckpointDiff& d)
 {

@@ -17,12 +17,7 @@ namespace {
 
 using namespace ckpt;
 
-std::string figure(double v)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
-}
+std::string figure(double v) { return ckpt::figure(v, 6); }
 
 std::string specials(const TensorStats& s)
 {

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
-// Human-readable output: sizes in KiB/MiB/GiB and left-aligned columns.
+// Human-readable output: left-aligned columns, and the shared spellings of sizes, shapes and
+// figures (core/report).
 #pragma once
 
-#include <cstdint>
+#include "ckpt/report/text_format.h"
+
 #include <iosfwd>
 #include <string>
 #include <vector>
 
-std::string humanBytes(uint64_t bytes);
-
-/// "[2, 3]"
-std::string formatShape(const std::vector<int64_t>& shape);
+using ckpt::formatShape;
+using ckpt::humanBytes;
 
 /// Prints rows as columns separated by two spaces; the last column is not padded.
 class TextTable {

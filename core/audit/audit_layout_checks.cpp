@@ -3,6 +3,7 @@
 
 #include "ckpt/formats/checkpoint_file.h"
 #include "ckpt/formats/dcp_checkpoint.h"
+#include "ckpt/formats/rank_names.h"
 #include "ckpt/io/errors.h"
 #include "ckpt/io/mapped_file.h"
 #include "ckpt/formats/safetensors_format.h"
@@ -303,11 +304,8 @@ void Auditor::checkZeroRanks(Checkpoint& c)
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(c.fsDir, ec)) {
         const std::string name = e.path().filename().string();
-        std::smatch m;
-        if (std::regex_match(name, m, zeroFile)) {
-            if (auto r = parseDigits(m[1].str()))
-                ranks.insert(*r);
-        }
+        if (const int rank = rankInName(name, zeroFile); rank >= 0)
+            ranks.insert(static_cast<uint64_t>(rank));
     }
     if (ranks.empty())
         return; // not ZeRO: the optimizer state is in the model states file

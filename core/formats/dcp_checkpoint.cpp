@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/formats/dcp_checkpoint.h"
 
+#include "ckpt/formats/rank_names.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <charconv>
@@ -40,19 +42,6 @@ std::vector<int64_t> ints(const ValueGraph& g, NodeId id)
 std::string text(const ValueGraph& g, NodeId id) { return g.valid(id) && g[id].kind == Kind::String ? g[id].text : std::string(); }
 
 int64_t intOf(const ValueGraph& g, NodeId id) { return g.valid(id) && g[id].kind == Kind::Int ? g[id].i : -1; }
-
-int rankOfFile(const std::string& name)
-{
-    static const std::regex pattern(R"(__(\d+)_\d+\.distcp$)");
-    std::smatch m;
-    if (!std::regex_search(name, m, pattern))
-        return -1;
-    // from_chars, not stoi: a rank too large for an int is a bad name, not an internal error.
-    int rank = -1;
-    const std::string digits = m[1].str();
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
-    return ec == std::errc() && end == digits.data() + digits.size() ? rank : -1;
-}
 
 // The chunks of one tensor must cover its global box exactly: inside it, no overlaps, and
 // volumes adding up to the whole.
@@ -124,7 +113,8 @@ std::vector<DcpEntry> readEntries(const std::string& dir, const std::string& met
             const std::vector<int64_t> offsets = ints(g, field(g, items[i], "offset"));
             DcpChunk c;
             c.file = text(g, field(g, items[i + 1], "relative_path"));
-            c.rank = rankOfFile(c.file);
+            static const std::regex chunkFile(R"(__(\d+)_\d+\.distcp$)");
+            c.rank = rankInName(c.file, chunkFile);
             c.offset = static_cast<uint64_t>(std::max<int64_t>(0, intOf(g, field(g, items[i + 1], "offset"))));
             c.length = static_cast<uint64_t>(std::max<int64_t>(0, intOf(g, field(g, items[i + 1], "length"))));
             if (field(g, items[i + 1], "transform_descriptors") != kNoNode)
@@ -205,12 +195,11 @@ std::vector<std::string> metadataFileNames(const std::string& dir)
     if (std::filesystem::exists(dir + "/.metadata", ec))
         return {".metadata"};
     static const std::regex perRank(R"(^__(\d+)\.metadata$)");
-    std::vector<std::pair<long long, std::string>> ranks;
+    std::vector<std::pair<int, std::string>> ranks;
     for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
         const std::string name = e.path().filename().string();
-        std::smatch m;
-        if (std::regex_match(name, m, perRank) && m[1].length() < 10)
-            ranks.emplace_back(std::stoll(m[1].str()), name);
+        if (const int rank = rankInName(name, perRank); rank >= 0)
+            ranks.emplace_back(rank, name);
     }
     std::sort(ranks.begin(), ranks.end());
     std::vector<std::string> names;

@@ -16,9 +16,6 @@ namespace ckpt {
 namespace {
 
 using Json = nlohmann::json;
-using detail::findInvalidUtf8;
-using detail::hexByte;
-using detail::jsonDetail;
 using detail::kLengthBytes;
 using detail::offsetsText;
 using detail::quoteName;
@@ -46,9 +43,11 @@ bool isJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r
 // Header SAX: builds the tensor list directly (no DOM), rejecting anything outside the schema as soon as
 // it is seen, so a hostile header can neither nest deeply nor make us hold a second copy of itself.
 
-class HeaderSax final : public nlohmann::json_sax<Json> {
+constexpr detail::JsonTextName kHeaderName{"header", "header offset", " (JSON allows none; pad with spaces)"};
+
+class HeaderSax final : public detail::StrictJsonSax {
 public:
-    explicit HeaderSax(SafetensorsHeader& out) : out_(out) {}
+    explicit HeaderSax(SafetensorsHeader& out) : StrictJsonSax(kHeaderName), out_(out) {}
 
     bool null() override
     {
@@ -126,14 +125,12 @@ public:
     {
         switch (state_) {
         case State::Top:
-            if (!topKeys_.insert(k).second)
-                fail("the header lists " + quoteName(k) + " twice (duplicate keys are not allowed)");
+            addUniqueKey(topKeys_, k, "the header");
             key_ = std::move(k);
             state_ = State::TopValue;
             return true;
         case State::Meta:
-            if (!metaKeys_.insert(k).second)
-                fail("__metadata__ lists " + quoteName(k) + " twice (duplicate keys are not allowed)");
+            addUniqueKey(metaKeys_, k, "__metadata__");
             metaKey_ = std::move(k);
             state_ = State::MetaValue;
             return true;
@@ -218,18 +215,11 @@ public:
         fail("the header is malformed (unexpected end of array)");
     }
 
-    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override
-    {
-        fail("header is not valid JSON (" + jsonDetail(ex) + ")");
-    }
-
-    bool done() const { return state_ == State::Done; }
+    bool done() const override { return state_ == State::Done; }
 
 private:
     enum class State { Start, Top, TopValue, Meta, MetaValue, Tensor, TensorValue, Shape, Offsets, Done };
     static constexpr unsigned kDtype = 1, kShape = 2, kOffsets = 4;
-
-    [[noreturn]] static void fail(const std::string& message) { throw FormatError(message); }
 
     SafetensorsTensor& tensor() { return out_.tensors.back(); }
     std::string tensorPrefix() const { return "tensor " + quoteName(key_) + ": "; }
@@ -307,25 +297,12 @@ SafetensorsHeader parseSafetensors(std::span<const std::byte> file)
 
     const std::string_view text(reinterpret_cast<const char*>(file.data()) + kLengthBytes,
                                 static_cast<std::size_t>(n));
-    if (const auto bad = findInvalidUtf8(text); bad != std::string_view::npos)
-        throw FormatError(text[bad] == '\0' ? "header holds a NUL byte at header offset " + std::to_string(bad)
-                                                  + " (JSON allows none; pad with spaces)"
-                                            : "header is not valid UTF-8 (byte "
-                                                  + hexByte(static_cast<unsigned char>(text[bad]))
-                                                  + " at header offset " + std::to_string(bad) + ")");
     if (!text.empty() && isJsonSpace(text.front()))
         out.warnings.emplace_back("the header starts with whitespace; safetensors readers older than "
                                   "April 2026 (PR #686) reject such files");
 
     HeaderSax sax(out);
-    try {
-        Json::sax_parse(text.begin(), text.end(), &sax, nlohmann::detail::input_format_t::json,
-                        /*strict=*/true, /*ignore_comments=*/false);
-    } catch (const nlohmann::json::exception& ex) {
-        throw FormatError("header is not valid JSON (" + jsonDetail(ex) + ")");
-    }
-    if (!sax.done())
-        throw FormatError("header is not a complete JSON object");
+    detail::parseStrictJson(text, sax); // checks the UTF-8 first
 
     detail::checkTensorLayout(out, fileSize);
     return out;

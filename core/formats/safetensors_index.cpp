@@ -14,9 +14,6 @@ namespace ckpt {
 namespace {
 
 using Json = nlohmann::json;
-using detail::findInvalidUtf8;
-using detail::hexByte;
-using detail::jsonDetail;
 using detail::quoteName;
 
 constexpr std::size_t kMaxIndexDepth = 64;  // nesting allowed inside an index.json
@@ -79,9 +76,11 @@ private:
     std::string text_;
 };
 
-class IndexSax final : public nlohmann::json_sax<Json> {
+constexpr detail::JsonTextName kIndexName{"the index", "offset", ""};
+
+class IndexSax final : public detail::StrictJsonSax {
 public:
-    explicit IndexSax(SafetensorsIndex& out) : out_(out) {}
+    explicit IndexSax(SafetensorsIndex& out) : StrictJsonSax(kIndexName), out_(out) {}
 
     bool null() override { return scalar("null", "null", "null"); }
     bool boolean(bool v) override { return scalar(v ? "true" : "false", v ? "true" : "false", "a boolean"); }
@@ -157,20 +156,17 @@ public:
         }
         switch (state_) {
         case State::Top:
-            if (!topKeys_.insert(k).second)
-                fail("the index lists " + quoteName(k) + " twice (duplicate keys are not allowed)");
+            addUniqueKey(topKeys_, k, "the index");
             topKey_ = std::move(k);
             state_ = State::TopValue;
             return true;
         case State::Map:
-            if (!mapKeys_.insert(k).second)
-                fail("weight_map lists " + quoteName(k) + " twice (duplicate keys are not allowed)");
+            addUniqueKey(mapKeys_, k, "weight_map");
             key_ = std::move(k);
             state_ = State::MapValue;
             return true;
         case State::Meta:
-            if (!metaKeys_.insert(k).second)
-                fail("the index metadata lists " + quoteName(k) + " twice (duplicate keys are not allowed)");
+            addUniqueKey(metaKeys_, k, "the index metadata");
             key_ = std::move(k);
             state_ = State::MetaValue;
             return true;
@@ -197,18 +193,11 @@ public:
         return true;
     }
 
-    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override
-    {
-        fail("the index is not valid JSON (" + jsonDetail(ex) + ")");
-    }
-
-    bool done() const { return state_ == State::Done; }
+    bool done() const override { return state_ == State::Done; }
     bool sawWeightMap() const { return sawWeightMap_; }
 
 private:
     enum class State { Start, Top, TopValue, Map, MapValue, Meta, MetaValue, Done };
-
-    [[noreturn]] static void fail(const std::string& message) { throw FormatError(message); }
 
     /// A nested value ended: it was a metadata value (keep its JSON text) or an unknown key's (drop it).
     void finishCapture()
@@ -285,22 +274,9 @@ private:
 
 SafetensorsIndex parseSafetensorsIndex(std::string_view jsonText)
 {
-    if (const auto bad = findInvalidUtf8(jsonText); bad != std::string_view::npos)
-        throw FormatError(jsonText[bad] == '\0'
-                              ? "the index holds a NUL byte at offset " + std::to_string(bad)
-                              : "the index is not valid UTF-8 (byte "
-                                    + hexByte(static_cast<unsigned char>(jsonText[bad])) + " at offset "
-                                    + std::to_string(bad) + ")");
     SafetensorsIndex out;
     IndexSax sax(out);
-    try {
-        Json::sax_parse(jsonText.begin(), jsonText.end(), &sax, nlohmann::detail::input_format_t::json,
-                        /*strict=*/true, /*ignore_comments=*/false);
-    } catch (const nlohmann::json::exception& ex) {
-        throw FormatError("the index is not valid JSON (" + jsonDetail(ex) + ")");
-    }
-    if (!sax.done())
-        throw FormatError("the index is not a complete JSON object");
+    detail::parseStrictJson(jsonText, sax);
     if (!sax.sawWeightMap())
         throw FormatError("the index has no weight_map");
     return out;

@@ -98,4 +98,39 @@ std::string hexByte(unsigned char c)
     return std::string("0x") + kDigits[c >> 4] + kDigits[c & 0xF];
 }
 
+bool StrictJsonSax::parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex)
+{
+    fail(std::string(name_.subject) + " is not valid JSON (" + jsonDetail(ex) + ")");
+}
+
+void StrictJsonSax::fail(const std::string& message)
+{
+    throw FormatError(message);
+}
+
+void StrictJsonSax::addUniqueKey(std::unordered_set<std::string>& seen, const std::string& key, const std::string& where)
+{
+    if (!seen.insert(key).second)
+        fail(where + " lists " + quoteName(key) + " twice (duplicate keys are not allowed)");
+}
+
+void parseStrictJson(std::string_view text, StrictJsonSax& sax)
+{
+    const JsonTextName& name = sax.name();
+    const std::string subject = name.subject;
+    if (const auto bad = findInvalidUtf8(text); bad != std::string_view::npos)
+        throw FormatError(text[bad] == '\0'
+                              ? subject + " holds a NUL byte at " + name.offsetName + " " + std::to_string(bad) + name.nulHint
+                              : subject + " is not valid UTF-8 (byte " + hexByte(static_cast<unsigned char>(text[bad]))
+                                    + " at " + name.offsetName + " " + std::to_string(bad) + ")");
+    try {
+        nlohmann::json::sax_parse(text.begin(), text.end(), &sax, nlohmann::detail::input_format_t::json,
+                                  /*strict=*/true, /*ignore_comments=*/false);
+    } catch (const nlohmann::json::exception& ex) {
+        throw FormatError(subject + " is not valid JSON (" + jsonDetail(ex) + ")");
+    }
+    if (!sax.done())
+        throw FormatError(subject + " is not a complete JSON object");
+}
+
 } // namespace ckpt::detail

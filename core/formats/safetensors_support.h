@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 
 namespace ckpt::detail {
 
@@ -35,6 +36,35 @@ std::string jsonDetail(const nlohmann::detail::exception& ex);
 
 /// "0x" and two hex digits.
 std::string hexByte(unsigned char c);
+
+/// How a strict JSON text is named in the readers' messages.
+struct JsonTextName {
+    const char* subject;    // "header", "the index"
+    const char* offsetName; // where byte offsets count from: "header offset", "offset"
+    const char* nulHint;    // said after a NUL byte's offset
+};
+
+/// The SAX base of the header and index readers: each builds its result from the events,
+/// rejecting anything outside its schema; a parse error ends the read naming the text.
+class StrictJsonSax : public nlohmann::json_sax<nlohmann::json> {
+public:
+    explicit StrictJsonSax(const JsonTextName& name) : name_(name) {}
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override;
+    /// The top-level object closed.
+    virtual bool done() const = 0;
+    const JsonTextName& name() const { return name_; }
+
+protected:
+    [[noreturn]] static void fail(const std::string& message);
+    /// Adds an object's key to the ones `seen`; a second one ends the read, saying that `where`
+    /// lists it twice (nlohmann keeps the last, the reference reader refuses the file).
+    static void addUniqueKey(std::unordered_set<std::string>& seen, const std::string& key, const std::string& where);
+    const JsonTextName& name_;
+};
+
+/// Checks that `text` is well-formed UTF-8 without NUL, then runs `sax` over it as strict JSON.
+/// Throws FormatError naming the first bad byte, the JSON error, or a text that ended early.
+void parseStrictJson(std::string_view text, StrictJsonSax& sax);
 
 /// Metadata::validate over a parsed header whose offsets are still relative to the data section:
 /// the tensors must tile it exactly, each holding the bytes its shape and dtype need. Makes the

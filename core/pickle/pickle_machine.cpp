@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: MIT
+// The machine: the run loop, stack, MARKs and memo, list and dict updates, and step()'s dispatch of
+// every opcode. Operands are decoded in pickle_operands.cpp, globals recorded in pickle_globals.cpp.
 #include "ckpt/pickle/pickle_machine.h"
 
+#include "pickle_machine_impl.h"
+
 #include <algorithm>
-#include <array>
 #include <charconv>
-#include <cstring>
 
 namespace ckpt {
 namespace {
 
-std::string at(std::size_t offset) { return " at offset " + std::to_string(offset); }
+using detail::at;
+using detail::decodeRawUnicodeEscape;
+using detail::decodeStringRepr;
+using detail::isDecimal;
+using detail::parseIndex;
 
 std::string hexByte(uint8_t b)
 {
@@ -17,228 +23,7 @@ std::string hexByte(uint8_t b)
     return std::string("0x") + digits[b >> 4] + digits[b & 15];
 }
 
-void appendUtf8(std::string& out, uint32_t cp)
-{
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-}
-
-int hexValue(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-uint32_t parseHex(std::string_view s, std::size_t pos, std::size_t n, std::size_t offset)
-{
-    if (pos + n > s.size())
-        throw FormatError("truncated escape sequence in a protocol-0 string" + at(offset));
-    uint32_t v = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        const int h = hexValue(s[pos + i]);
-        if (h < 0)
-            throw FormatError("bad hex escape in a protocol-0 string" + at(offset));
-        v = v * 16 + static_cast<uint32_t>(h);
-    }
-    return v;
-}
-
-// STRING's operand is a Python 2 repr: quoted, with backslash escapes.
-std::string decodeStringRepr(std::string_view s, std::size_t offset)
-{
-    if (s.size() < 2 || (s.front() != '\'' && s.front() != '"') || s.back() != s.front())
-        throw FormatError("STRING opcode operand is not a quoted string" + at(offset));
-    s = s.substr(1, s.size() - 2);
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] != '\\' || i + 1 == s.size()) {
-            out += s[i];
-            continue;
-        }
-        const char e = s[++i];
-        switch (e) {
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case 'r': out += '\r'; break;
-        case 'a': out += '\a'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'v': out += '\v'; break;
-        case '\\': out += '\\'; break;
-        case '\'': out += '\''; break;
-        case '"': out += '"'; break;
-        case 'x':
-            out += static_cast<char>(parseHex(s, i + 1, 2, offset));
-            i += 2;
-            break;
-        default:
-            if (e >= '0' && e <= '7') {
-                int v = e - '0';
-                for (int k = 0; k < 2 && i + 1 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '7'; ++k)
-                    v = v * 8 + (s[++i] - '0');
-                out += static_cast<char>(v & 0xFF);
-            } else {
-                out += '\\';
-                out += e;
-            }
-        }
-    }
-    return out;
-}
-
-// UNICODE's operand is raw-unicode-escape: \uXXXX and \UXXXXXXXX, other bytes are Latin-1.
-std::string decodeRawUnicodeEscape(std::string_view s, std::size_t offset)
-{
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '\\' && i + 1 < s.size() && (s[i + 1] == 'u' || s[i + 1] == 'U')) {
-            const std::size_t n = s[i + 1] == 'u' ? 4 : 8;
-            const uint32_t cp = parseHex(s, i + 2, n, offset);
-            if (cp > 0x10FFFF)
-                throw FormatError("code point out of range in a UNICODE opcode" + at(offset));
-            appendUtf8(out, cp);
-            i += 1 + n;
-        } else {
-            appendUtf8(out, static_cast<uint8_t>(s[i]));
-        }
-    }
-    return out;
-}
-
-bool isDecimal(std::string_view s)
-{
-    if (!s.empty() && (s.front() == '-' || s.front() == '+'))
-        s.remove_prefix(1);
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-uint64_t parseIndex(std::string_view s, std::size_t offset)
-{
-    uint64_t v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size())
-        throw FormatError("bad memo index '" + std::string(s.substr(0, 40)) + "'" + at(offset));
-    return v;
-}
-
-struct NameMapping {
-    std::string_view fromModule, fromName, toModule, toName;
-};
-
-// CPython Lib/_compat_pickle.py NAME_MAPPING (the entries that matter for checkpoints and for
-// recognising dangerous calls) and IMPORT_MAPPING.
-constexpr std::array kNameMappings{
-    NameMapping{"__builtin__", "xrange", "builtins", "range"},
-    NameMapping{"__builtin__", "reduce", "functools", "reduce"},
-    NameMapping{"__builtin__", "intern", "sys", "intern"},
-    NameMapping{"__builtin__", "unichr", "builtins", "chr"},
-    NameMapping{"__builtin__", "unicode", "builtins", "str"},
-    NameMapping{"__builtin__", "long", "builtins", "int"},
-    NameMapping{"__builtin__", "basestring", "builtins", "str"},
-    NameMapping{"__builtin__", "raw_input", "builtins", "input"},
-    NameMapping{"__builtin__", "execfile", "builtins", "exec"},
-    NameMapping{"itertools", "izip", "builtins", "zip"},
-    NameMapping{"itertools", "imap", "builtins", "map"},
-    NameMapping{"itertools", "ifilter", "builtins", "filter"},
-    NameMapping{"UserDict", "UserDict", "collections", "UserDict"},
-    NameMapping{"UserList", "UserList", "collections", "UserList"},
-    NameMapping{"string", "maketrans", "bytes", "maketrans"},
-};
-
-constexpr std::array<std::pair<std::string_view, std::string_view>, 20> kImportMappings{{
-    {"__builtin__", "builtins"},
-    {"copy_reg", "copyreg"},
-    {"Queue", "queue"},
-    {"cPickle", "pickle"},
-    {"_elementtree", "xml.etree.ElementTree"},
-    {"exceptions", "builtins"},
-    {"commands", "subprocess"},
-    {"cStringIO", "io"},
-    {"StringIO", "io"},
-    {"thread", "_thread"},
-    {"httplib", "http.client"},
-    {"urllib2", "urllib.request"},
-    {"urlparse", "urllib.parse"},
-    {"SocketServer", "socketserver"},
-    {"SimpleHTTPServer", "http.server"},
-    {"BaseHTTPServer", "http.server"},
-    {"cookielib", "http.cookiejar"},
-    {"repr", "reprlib"},
-    {"__main__", "__main__"},
-    {"dbm", "dbm.ndbm"},
-}};
-
 } // namespace
-
-std::pair<std::string, std::string> mapPython2Name(std::string_view module, std::string_view name)
-{
-    for (const auto& m : kNameMappings) {
-        if (m.fromModule == module && m.fromName == name)
-            return {std::string(m.toModule), std::string(m.toName)};
-    }
-    for (const auto& [from, to] : kImportMappings) {
-        if (from == module)
-            return {std::string(to), std::string(name)};
-    }
-    return {std::string(module), std::string(name)};
-}
-
-std::string littleEndianToDecimal(Bytes bytes)
-{
-    if (bytes.empty())
-        return "0";
-    std::vector<uint8_t> mag(bytes.size());
-    for (std::size_t i = 0; i < bytes.size(); ++i)
-        mag[i] = static_cast<uint8_t>(bytes[i]);
-    const bool negative = (mag.back() & 0x80) != 0;
-    if (negative) { // two's complement -> magnitude
-        bool carry = true;
-        for (auto& b : mag) {
-            b = static_cast<uint8_t>(~b);
-            if (carry) {
-                carry = (++b == 0);
-            }
-        }
-    }
-    // Repeated division by 10^9 over the little-endian magnitude.
-    std::vector<uint32_t> chunks;
-    while (std::any_of(mag.begin(), mag.end(), [](uint8_t b) { return b != 0; })) {
-        uint64_t rem = 0;
-        for (std::size_t i = mag.size(); i-- > 0;) {
-            const uint64_t cur = (rem << 8) | mag[i];
-            mag[i] = static_cast<uint8_t>(cur / 1000000000u);
-            rem = cur % 1000000000u;
-        }
-        chunks.push_back(static_cast<uint32_t>(rem));
-    }
-    if (chunks.empty())
-        return "0";
-    std::string out = negative ? "-" : "";
-    out += std::to_string(chunks.back());
-    for (std::size_t i = chunks.size() - 1; i-- > 0;) {
-        const std::string part = std::to_string(chunks[i]);
-        out += std::string(9 - part.size(), '0') + part;
-    }
-    return out;
-}
 
 PickleMachine::PickleMachine(ValueGraph& graph, PickleLimits limits)
     : m_graph(graph)
@@ -313,22 +98,6 @@ std::vector<NodeId> PickleMachine::popMark()
     return items;
 }
 
-NodeId PickleMachine::makeGlobal(std::string module, std::string name, std::size_t offset, bool literal)
-{
-    PickleGlobal g;
-    auto [m, n] = mapPython2Name(module, name);
-    if (m != module || n != name)
-        g.written = module + " " + name;
-    g.module = std::move(m);
-    g.name = std::move(n);
-    g.offset = offset;
-    g.literal = literal;
-    const std::string path = literal ? g.module + "." + g.name : "?";
-    if (m_globals.size() < m_limits.maxNodes)
-        m_globals.push_back(std::move(g));
-    return makeText(Kind::Global, path);
-}
-
 NodeId PickleMachine::memoGet(uint64_t key, std::size_t offset)
 {
     const auto it = m_memo.find(key);
@@ -376,72 +145,6 @@ void PickleMachine::setItemsOn(NodeId target, const std::vector<NodeId>& kv, std
     if (kv.size() % 2 != 0)
         throw FormatError("pickle SETITEMS has an odd number of values" + at(offset));
     t.items.insert(t.items.end(), kv.begin(), kv.end());
-}
-
-// getattr is judged by its REDUCE calls only if it never went anywhere else (into a
-// partial, a list, another call's arguments) from where it could be called unseen.
-void PickleMachine::checkGetattrEscapes()
-{
-    if (m_getattrs.empty())
-        return;
-    auto isGetattr = [&](NodeId id) {
-        return m_graph.valid(id) && m_graph[id].kind == Kind::Global && m_graph[id].text == "builtins.getattr";
-    };
-    for (std::size_t i = 0; i < m_graph.size(); ++i) {
-        const Node& n = m_graph[static_cast<NodeId>(i)];
-        bool escaped = isGetattr(n.b) || isGetattr(n.c) || isGetattr(n.state) || (n.kind != Kind::Call && isGetattr(n.a));
-        for (NodeId item : n.items)
-            escaped = escaped || isGetattr(item);
-        if (escaped) {
-            GetattrUse use;
-            use.target = "(passed on as a value)";
-            m_getattrs.push_back(std::move(use));
-            return;
-        }
-    }
-}
-
-void PickleMachine::recordGetattr(NodeId args, std::size_t offset)
-{
-    GetattrUse use;
-    use.offset = offset;
-    const Node& a = m_graph[args];
-    if (a.kind == Kind::Tuple && a.items.size() >= 2) {
-        const Node& target = m_graph[a.items[0]];
-        const Node& name = m_graph[a.items[1]];
-        if (target.kind == Kind::Global) {
-            use.target = target.text;
-            use.targetIsGlobal = true;
-        } else if (target.kind == Kind::Call || target.kind == Kind::NewObj) {
-            const NodeId cls = target.a;
-            use.target = m_graph.valid(cls) && m_graph[cls].kind == Kind::Global ? m_graph[cls].text : "?";
-            use.targetIsObject = true;
-        }
-        if (name.kind == Kind::String)
-            use.attribute = name.text;
-    }
-    if (m_getattrs.size() < 100000)
-        m_getattrs.push_back(std::move(use));
-}
-
-NodeId PickleMachine::makeLong(Bytes b)
-{
-    if (b.size() <= 8) {
-        uint64_t u = 0;
-        for (std::size_t i = 0; i < b.size(); ++i)
-            u |= static_cast<uint64_t>(static_cast<uint8_t>(b[i])) << (8 * i);
-        const bool negative = !b.empty() && (static_cast<uint8_t>(b.back()) & 0x80);
-        if (negative && b.size() < 8)
-            u |= ~uint64_t(0) << (8 * b.size());
-        // A positive 8-byte payload with the top bit clear fits int64; top bit set means it is
-        // negative in two's complement, which also fits.
-        if (b.size() < 8 || negative || (u >> 63) == 0)
-            return m_graph.addInt(static_cast<int64_t>(u));
-    }
-    if (b.size() > m_limits.maxLongBytes)
-        throw LimitError("pickle integer of " + std::to_string(b.size()) + " bytes exceeds the "
-                         + std::to_string(m_limits.maxLongBytes) + "-byte limit (limit exceeded)");
-    return makeText(Kind::BigInt, littleEndianToDecimal(b));
 }
 
 void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)

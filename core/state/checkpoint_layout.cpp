@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/state/checkpoint_layout.h"
 
+#include "ckpt/formats/rank_names.h"
+
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
@@ -23,23 +25,11 @@ bool isTorchFileName(const std::string& name)
     return false;
 }
 
-int rankIn(const std::string& name, const std::regex& pattern)
-{
-    std::smatch m;
-    if (!std::regex_search(name, m, pattern))
-        return -1;
-    // from_chars, not stoi: rng_state_99999999999.pth is a file we do not recognise, not an internal error.
-    int rank = -1;
-    const std::string digits = m[1].str();
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
-    return ec == std::errc() && end == digits.data() + digits.size() ? rank : -1;
-}
-
 std::string roleOfFile(const std::string& name, int& rank)
 {
     static const std::regex rngRank(R"((?:rng[-_]rank[-_]?|rng_state_|random_states_)(\d+))");
     static const std::regex zeroRank(R"(zero_pp_rank_(\d+)_)");
-    rank = rankIn(name, rngRank);
+    rank = rankInName(name, rngRank);
     if (name == "manifest.json")
         return "manifest";
     if (name == "COMPLETE" || name == "COMPLETED" || name == "commit_success.txt")
@@ -55,7 +45,7 @@ std::string roleOfFile(const std::string& name, int& rank)
         return "rng";
     }
     if (name.find("optim") != std::string::npos) {
-        rank = rankIn(name, zeroRank);
+        rank = rankInName(name, zeroRank);
         return "optimizer";
     }
     if (name.find("scheduler") != std::string::npos || name.find("lr_sched") != std::string::npos)
@@ -66,7 +56,7 @@ std::string roleOfFile(const std::string& name, int& rank)
         return "data";
     if (name.find("model") != std::string::npos || name.starts_with("pytorch_model") || endsWith(name, ".safetensors")
         || endsWith(name, ".safetensors.index.json")) {
-        rank = rankIn(name, zeroRank);
+        rank = rankInName(name, zeroRank);
         return "model";
     }
     if (isTorchFileName(name))

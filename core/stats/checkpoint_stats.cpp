@@ -2,6 +2,7 @@
 #include "ckpt/stats/checkpoint_stats.h"
 
 #include "ckpt/formats/dcp_checkpoint.h"
+#include "ckpt/formats/rank_names.h"
 #include "ckpt/io/errors.h"
 #include "stats_state.h"
 #include "ckpt/formats/tensor_view_reader.h"
@@ -90,16 +91,6 @@ StatsOptions partOf(const StatsOptions& options, uint64_t bytesBefore, uint64_t 
         };
     }
     return part;
-}
-
-int rankFromName(const std::string& path)
-{
-    static const std::regex pattern(R"((?:rank|_pp_rank_)[-_]?(\d+))");
-    std::smatch m;
-    const std::string name = fs::path(path).filename().string();
-    if (std::regex_search(name, m, pattern))
-        return std::stoi(m[1].str());
-    return -1;
 }
 
 struct OpenedFile {
@@ -227,18 +218,25 @@ FileStats computeFileStats(const CheckpointFile& file, const StatsOptions& optio
     return fileStats(file, options, {}, nullptr);
 }
 
+// A DCP tensor's row before its chunks are added: name, dtype, global shape, problem.
+ShardedTensorStats dcpTensorShell(const DcpEntry& e)
+{
+    ShardedTensorStats s;
+    s.key = e.fqn;
+    s.kind = "dcp_chunks";
+    s.dtype = e.dtype;
+    s.shape = e.size;
+    s.problem = e.problem;
+    return s;
+}
+
 std::vector<ShardedTensorStats> dcpShardMaps(const DcpCheckpoint& dcp)
 {
     std::vector<ShardedTensorStats> out;
     for (const auto& e : dcp.entries) {
         if (e.isBytes)
             continue;
-        ShardedTensorStats s;
-        s.key = e.fqn;
-        s.kind = "dcp_chunks";
-        s.dtype = e.dtype;
-        s.shape = e.size;
-        s.problem = e.problem;
+        ShardedTensorStats s = dcpTensorShell(e);
         for (const auto& c : e.chunks)
             s.shards.push_back({c.rank, c.file, c.offsets, c.sizes, c.offset, c.length, {}});
         out.push_back(std::move(s));
@@ -273,12 +271,7 @@ void rebinFromChunks(const DcpCheckpoint& dcp, const DcpEntry& e, StatsAccumulat
 
 ShardedTensorStats computeDcpTensorStats(const DcpCheckpoint& dcp, const DcpEntry& e, const StatsOptions& options)
 {
-    ShardedTensorStats s;
-    s.key = e.fqn;
-    s.kind = "dcp_chunks";
-    s.dtype = e.dtype;
-    s.shape = e.size;
-    s.problem = e.problem;
+    ShardedTensorStats s = dcpTensorShell(e);
     std::optional<StatsAccumulator> merged;
     StatsOptions chunkOptions = options;
     chunkOptions.mergeableHistograms = true; // the merged histograms come from the chunks' sketches
@@ -335,7 +328,7 @@ CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptio
             try {
                 OpenedFile f{info, CheckpointFile::open(info.path), 0};
                 if (f.info.rank < 0)
-                    f.info.rank = rankFromName(info.path);
+                    f.info.rank = rankFromFileName(info.path);
                 total += f.file->fileSize();
                 files.push_back(std::move(f));
             } catch (const std::exception& e) {

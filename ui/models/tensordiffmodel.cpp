@@ -2,6 +2,7 @@
 #include "ui/models/tensordiffmodel.h"
 
 #include "ckpt/compare/checkpoint_diff.h"
+#include "ckpt/report/text_format.h"
 #include "ckpt/state/training_state.h"
 #include "ui/palettecolors.h"
 #include "ui/textformat.h"
@@ -22,7 +23,7 @@ QString describe(const std::string& dtype, const std::vector<int64_t>& shape)
 
 QString figure(double value)
 {
-    return QString::number(value, 'g', 6);
+    return QString::fromStdString(ckpt::figure(value, 6));
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 #include "ui/pages/tensorrows.h"
 
 #include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/formats/rank_names.h"
 #include "ckpt/stats/checkpoint_stats.h"
 #include "ckpt/formats/dcp_checkpoint.h"
 #include "ckpt/stats/tensor_compare.h"
@@ -100,15 +101,6 @@ void addDcpRows(const DcpCheckpoint& dcp, std::vector<TensorRow>& rows)
         row.problem = fromUtf8(e.problem);
         rows.push_back(std::move(row));
     }
-}
-
-// A folder the layout does not know (model_rank0.pt, model_rank1.pt...): the rank in the name,
-// as core's checkpoint statistics read it.
-int rankFromName(const std::string& path)
-{
-    static const QRegularExpression pattern(QStringLiteral("(?:rank|_pp_rank_)[-_]?(\\d+)"));
-    const QRegularExpressionMatch match = pattern.match(QFileInfo(fromUtf8(path)).fileName());
-    return match.hasMatch() ? match.captured(1).toInt() : -1;
 }
 
 struct OpenedFile {
@@ -212,7 +204,7 @@ CheckpointTensors collectTensors(const TrainingState& state, const std::function
             std::shared_ptr<const CheckpointFile> file = CheckpointFile::open(info.path);
             addFileRows(file, static_cast<int>(out.files.size()), relativeName(state.layout.path, info.path), out.rows);
             out.files.push_back(std::move(file));
-            opened.push_back({info.rank >= 0 ? info.rank : rankFromName(info.path), info.role});
+            opened.push_back({info.rank >= 0 ? info.rank : ckpt::rankFromFileName(info.path), info.role});
         } catch (const std::exception& e) {
             out.errors.append(fromUtf8(e.what()));
         }

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+// Helpers the two safetensors tests share (tst_safetensors.cpp, tst_safetensors_index.cpp): parsing a
+// file held in memory, the message it is refused with, and the check that its tensors tile the data.
+#pragma once
+
+#include "ckpt/formats/safetensors_format.h"
+
+#include <QByteArray>
+#include <QString>
+
+#include <algorithm>
+#include <cstddef>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace testsupport {
+
+inline ckpt::SafetensorsHeader parse(const QByteArray& file)
+{
+    return ckpt::parseSafetensors(
+        std::as_bytes(std::span<const char>(file.constData(), static_cast<std::size_t>(file.size()))));
+}
+
+/// The FormatError message parsing `file` gives, or a null string when it parses.
+inline QString errorOf(const QByteArray& file)
+{
+    try {
+        parse(file);
+    } catch (const ckpt::FormatError& e) {
+        return QString::fromUtf8(e.what());
+    }
+    return {};
+}
+
+/// Sorted by begin, the tensors cover [8+N, file size) exactly.
+inline bool tilesData(const ckpt::SafetensorsHeader& header, quint64 fileSize, QString* why)
+{
+    std::vector<const ckpt::SafetensorsTensor*> sorted;
+    for (const auto& t : header.tensors)
+        sorted.push_back(&t);
+    std::stable_sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
+        return std::pair(a->begin, a->end) < std::pair(b->begin, b->end);
+    });
+    quint64 at = 8 + header.headerSize;
+    for (const auto* t : sorted) {
+        if (t->begin != at || t->end < t->begin) {
+            *why = QStringLiteral("%1 at [%2, %3), expected begin %4")
+                       .arg(QString::fromStdString(t->name)).arg(t->begin).arg(t->end).arg(at);
+            return false;
+        }
+        at = t->end;
+    }
+    if (at != fileSize) {
+        *why = QStringLiteral("data ends at %1, file has %2").arg(at).arg(fileSize);
+        return false;
+    }
+    return true;
+}
+
+} // namespace testsupport
