@@ -75,13 +75,13 @@ void contentRules(const CheckpointFacts& c, Findings& out)
     }
     report("model.nonfinite", "model tensor(s) hold NaN or Inf", modelNonfinite,
            "The run diverged before this save (an fp16 overflow the scaler did not catch, a bad batch, a too-high LR); "
-           "resume from the last checkpoint without them (§8.3, §10.1).", Component::Model, out);
+           "resume from the last checkpoint without them (recovery guide §8.3 on retention and rollback and §10.1 on diagnosing a loss jump after a resume).", Component::Model, out);
     report("optimizer.nonfinite", "optimizer moment(s) hold NaN or Inf", momentNonfinite,
            "A non-finite gradient reached optimizer.step() (unscaled fp16 overflow, skipped clipping); every later update "
-           "of these parameters is NaN (§3.2, §10.1).", Component::Optimizer, out);
+           "of these parameters is NaN (recovery guide §3.2 on the AMP grad scaler as training state and §10.1 on diagnosing a loss jump after a resume).", Component::Optimizer, out);
     report("optimizer.negative-second-moment", "second-moment tensor(s) hold negative values", negative,
            "exp_avg_sq is a running mean of squared gradients and is never negative: the bytes are damaged, or the moments "
-           "were swapped with exp_avg by a converter or a hand-written loader (§2.2).", Component::Optimizer, out);
+           "were swapped with exp_avg by a converter or a hand-written loader (recovery guide §2.2 on optimizer state).", Component::Optimizer, out);
 }
 
 void contentPairRules(const CheckpointFacts& a, const CheckpointFacts& b, Findings& out)
@@ -122,7 +122,7 @@ void contentPairRules(const CheckpointFacts& a, const CheckpointFacts& b, Findin
     report("optimizer.moments-frozen", "moment(s) zeroed or unchanged while their parameters changed", frozen,
            "The parameters were updated by something other than this optimizer state: a fresh optimizer whose state was "
            "discarded, a wrapper saving a stale copy, or a conversion that zeroed the moments (stories DeepSpeed#6691, "
-           "sam#34; §2.2, §10.1).", Component::Optimizer, out);
+           "sam#34; recovery guide §2.2 on optimizer state and §10.1 on diagnosing a loss jump after a resume).", Component::Optimizer, out);
 }
 
 } // namespace ckpt::rules

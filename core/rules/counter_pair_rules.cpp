@@ -25,8 +25,8 @@ void optimizerDelta(const TrainingState& a, const TrainingState& b, int64_t dG, 
             "the optimizer's step went from " + std::to_string(na->step) + " back to " + std::to_string(nb->step)
                 + " while the global step advanced by " + std::to_string(dG) + ": the optimizer state restarted",
             hintWithNext("The resume did not restore the optimizer (a fresh optimizer, optimizer.load_state_dict skipped or "
-                         "failing silently); Adam ran with zero moments and fresh bias correction after it (§2.2, §9.2, "
-                         "§10.1 \"optimizer 状态未恢复\"; stories sam#34, DeepSpeed#6691).", Component::Optimizer));
+                         "failing silently); Adam ran with zero moments and fresh bias correction after it (recovery guide §2.2 on optimizer state and §9.2 on building objects before loading state, "
+                         "recovery guide §10.1 on diagnosing a loss jump after a resume, row \"optimizer state not restored\"; stories sam#34, DeepSpeed#6691).", Component::Optimizer));
         f.evidence.push_back(evidence("step in A", std::to_string(na->step), na->from));
         f.evidence.push_back(evidence("step in B", std::to_string(nb->step), nb->from));
         f.evidence.push_back(globalStepEvidence(a));
@@ -56,7 +56,7 @@ void optimizerDelta(const TrainingState& a, const TrainingState& b, int64_t dG, 
         "the optimizer advanced " + std::to_string(dN) + " step(s) while the global step advanced " + std::to_string(dG)
             + (skipped > 0 ? " and the scaler does not account for " + std::to_string(skipped) + " skipped update(s)" : ""),
         hintWithNext("Updates were lost or doubled between the saves: a resume that replayed or skipped steps, or "
-                     "optimizer and counters saved at different boundaries (§2.2, §6.1).", Component::Optimizer));
+                     "optimizer and counters saved at different boundaries (recovery guide §2.2 on optimizer state and §6.1 on consistent checkpoints).", Component::Optimizer));
     f.evidence.push_back(evidence("step in A", std::to_string(na->step), na->from));
     f.evidence.push_back(evidence("step in B", std::to_string(nb->step), nb->from));
     f.evidence.push_back(globalStepEvidence(a));
@@ -84,7 +84,7 @@ void schedulerDelta(const TrainingState& a, const TrainingState& b, int64_t dG, 
         "the scheduler moved " + std::to_string(dP) + " position(s) while the global step advanced " + std::to_string(dG) + rate,
         hintWithNext("scheduler.step() ran a different number of times than optimizer.step() between the saves: a second "
                      "step() call (a callback, a per-micro-batch step, an extra step right after loading) or a scheduler "
-                     "that was not restored (§2.3, §10.1 \"scheduler 多走一步\"; stories slime#1546, Lightning#4655).",
+                     "that was not restored (recovery guide §2.3 on keeping the LR schedule aligned with the updates and §10.1 on diagnosing a loss jump after a resume, row \"scheduler stepped once too often\"; stories slime#1546, Lightning#4655).",
                      Component::Scheduler));
     Provenance fa = a.scheduler->from, fb = b.scheduler->from;
     fa.key.push_back(std::string("last_epoch"));
@@ -119,7 +119,7 @@ void dataDelta(const TrainingState& a, const TrainingState& b, int64_t dG, Findi
             "the data cursor advanced " + std::to_string(*dC) + " batch(es) while training took " + std::to_string(expected)
                 + ": " + (diff < 0 ? std::to_string(-diff) + " batch(es) trained twice" : std::to_string(diff) + " batch(es) skipped"),
             hintWithNext("The resume restarted the epoch from its first batch (or jumped ahead) instead of continuing at the "
-                         "saved batch_pos (§4.2, §5, §10.1 \"数据游标回退或跳过\"; stories accelerate#2016, "
+                         "saved batch_pos (recovery guide §4.2 on saving the data position as well as the RNG, §5 on the single-process resume example and §10.1 on diagnosing a loss jump after a resume, row \"data cursor rolled back or skipped\"; stories accelerate#2016, "
                          "transformers#5605).", Component::Data));
         f.evidence.push_back(evidence("epoch in A", numberText(*ca.epoch), ca.epochFrom));
         f.evidence.push_back(evidence(ca.positionName + " in A", std::to_string(*ca.position), ca.positionFrom));
@@ -140,7 +140,7 @@ void dataDelta(const TrainingState& a, const TrainingState& b, int64_t dG, Findi
         return;
     Finding f = makeFinding("data.sampler-changed", changed + " between the checkpoints",
         hintWithNext("The sampler was rebuilt from the current config instead of its saved state: every epoch after it "
-                     "reads another order than the original run (§4.2; story accelerate#2016).", Component::Data));
+                     "reads another order than the original run (recovery guide §4.2 on saving the data position as well as the RNG; story accelerate#2016).", Component::Data));
     if (ca.seed && cb.seed) {
         f.evidence.push_back(evidence("seed in A", numberText(*ca.seed), ca.seedFrom));
         f.evidence.push_back(evidence("seed in B", numberText(*cb.seed), cb.seedFrom));

@@ -20,7 +20,7 @@ void cursorMissing(const TrainingState& s, const DataCursor& d, Findings& out)
     Finding f = makeFinding("data.cursor-missing",
         "epoch " + numberText(*d.epoch) + " is recorded but not how far into it training got",
         hintWithNext("Without a position a resume restarts the epoch (repeating data) or skips to the next one; save the "
-                     "next unconsumed batch index with the sampler seed (§4.2).", Component::Data));
+                     "next unconsumed batch index with the sampler seed (recovery guide §4.2 on saving the data position as well as the RNG).", Component::Data));
     f.evidence.push_back(evidence("epoch", numberText(*d.epoch), d.epochFrom));
     out.push_back(std::move(f));
 }
@@ -44,7 +44,7 @@ void cursorVsStep(const TrainingState& s, const DataCursor& d, Findings& out)
                                                                         : ": " + std::to_string(delta) + " batch(es) were skipped"),
         hintWithNext("The resume restored the epoch but restarted it from its first batch (or skipped ahead), or the cursor "
                      "was saved on the other side of the update than the step counter: batch_pos must be the next "
-                     "unconsumed batch at the same boundary as global_step (§4.2, §5, §10.1 \"数据游标回退或跳过\"; "
+                     "unconsumed batch at the same boundary as global_step (recovery guide §4.2 on saving the data position as well as the RNG, §5 on the single-process resume example and §10.1 on diagnosing a loss jump after a resume, row \"data cursor rolled back or skipped\"; "
                      "stories transformers#5605, Lightning#19815).", Component::Data));
     f.evidence.push_back(evidence("epoch", numberText(*d.epoch), d.epochFrom));
     f.evidence.push_back(evidence(d.positionName, std::to_string(*d.position), d.positionFrom));
@@ -79,7 +79,7 @@ void ranksDisagree(const TrainingState& s, const DataCursor& d, Findings& out)
             : std::string(samplerName) + " " + list + " differs from the checkpoint's " + reference->name + " " + reference->value;
         Finding f = makeFinding("data.ranks-disagree", message,
             hintWithNext("Per-rank sampler state was restored for some ranks only, or comes from another save; those ranks "
-                         "read other data than the rest of the job expects (§4.2, §4.4; story torchtitan#811).", Component::Data));
+                         "read other data than the rest of the job expects (recovery guide §4.2 on saving the data position as well as the RNG and §4.4 on per-rank RNG state; story torchtitan#811).", Component::Data));
         if (reference)
             f.evidence.push_back(evidence(*reference));
         for (const StateField* field : fields)

@@ -46,7 +46,7 @@ void notRecorded(const TrainingState& s, Findings& out)
         list += (list.empty() ? "" : ", ") + m;
     Finding f = makeFinding("environment.not-recorded", "not recorded in this checkpoint: " + list,
         hintWithNext("A resume cannot verify it runs in a compatible environment; record torch/CUDA versions, world size "
-                     "and mixed-precision settings in the manifest (§6.3, §9.1).", Component::Environment));
+                     "and mixed-precision settings in the manifest (recovery guide §6.3 on what a manifest records and §9.1 on checking the environment).", Component::Environment));
     f.evidence.push_back({"environment fields", std::to_string(s.environment.size()), s.path});
     out.push_back(std::move(f));
 }
@@ -66,7 +66,7 @@ void mixed(const TrainingState& s, Findings& out)
             continue;
         Finding f = makeFinding("environment.mixed", "files of this checkpoint record different " + name + " values",
             hintWithNext("Files from different runs or software versions were combined into one checkpoint (a shard "
-                         "copied from another save, a rank running another image) (§9.1).", Component::Environment));
+                         "copied from another save, a rank running another image) (recovery guide §9.1 on checking the environment).", Component::Environment));
         for (const StateField* field : fields)
             f.evidence.push_back(evidence(*field));
         out.push_back(std::move(f));

@@ -32,7 +32,7 @@ void unreadableFiles(const CheckpointFacts& c, Findings& out)
                 break;
             Finding f = makeFinding("integrity.file-unreadable", w,
                 hintWithNext("A truncated or damaged file, or a format this reader does not know; the state it holds "
-                             "(" + file.role + ") is missing from every other check (§6.3).", Component::Integrity));
+                             "(" + file.role + ") is missing from every other check (recovery guide §6.3 on what a manifest records).", Component::Integrity));
             f.file = file.path;
             f.evidence.push_back({"error", w.substr(file.path.size() + 2), file.path});
             out.push_back(std::move(f));
@@ -52,7 +52,7 @@ void sharedStorage(const CheckpointFacts& c, Findings& out)
                 formatKeyPath(share.a) + " and " + formatKeyPath(share.b) + " share the same bytes",
                 hintWithNext("Optimizer state aliasing another tensor: a moment created with torch.empty_like on a shared "
                              "buffer, state copied by reference between parameters, or a converter that deduplicated "
-                             "equal tensors. One update then changes both (§2.2, §6.1).", Component::Integrity));
+                             "equal tensors. One update then changes both (recovery guide §2.2 on optimizer state and §6.1 on consistent checkpoints).", Component::Integrity));
             f.file = file.path;
             f.evidence.push_back({"tensor", formatKeyPath(share.a), file.path + ": " + formatKeyPath(share.a)});
             f.evidence.push_back({"tensor", formatKeyPath(share.b), file.path + ": " + formatKeyPath(share.b)});

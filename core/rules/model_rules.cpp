@@ -13,7 +13,7 @@ void modelRules(const CheckpointFacts& c, Findings& out)
     if (s.model || (!s.optimizer && !s.scheduler))
         return;
     Finding f = makeFinding("model.missing", "no model state_dict in this checkpoint",
-        "Optimizer/scheduler state alone cannot resume training; the weights must be saved in the same commit (§2.1, §6.2).");
+        "Optimizer/scheduler state alone cannot resume training; the weights must be saved in the same commit (recovery guide §2.1 on what model state holds besides parameters and §6.2 on atomic writes and commit markers).");
     f.evidence.push_back({"layout", layoutName(s.layout.layout), s.path});
     out.push_back(std::move(f));
 }

@@ -47,7 +47,7 @@ void stateMissing(const TrainingState& s, Findings& out)
     Finding f = makeFinding("optimizer.state-missing",
         o.type + " keeps per-parameter state, but this optimizer has none at global step " + std::to_string(*s.globalStep),
         hintWithNext("A fresh optimizer was saved: the resume built a new optimizer without load_state_dict, or a wrapper "
-                     "(SAM, Lookahead) returned its own empty state_dict instead of the base optimizer's (§2.2, §9.2).",
+                     "(SAM, Lookahead) returned its own empty state_dict instead of the base optimizer's (recovery guide §2.2 on optimizer state and §9.2 on building objects before loading state).",
                      Component::Optimizer));
     f.evidence.push_back(evidence("optimizer state", "{} (no entry)", o.from));
     f.evidence.push_back(globalStepEvidence(s));
@@ -91,7 +91,7 @@ void paramsWithoutState(const TrainingState& s, Findings& out)
     Finding f = makeFinding("optimizer.param-without-state",
         std::to_string(missing.size()) + " of " + std::to_string(order.size()) + " optimizer parameters have no state while the others do: " + list,
         hintWithNext("Parameters that never received a gradient (frozen or unused branches) have no state; otherwise the "
-                     "optimizer was rebuilt with different parameter groups and its state no longer lines up (§9.2).",
+                     "optimizer was rebuilt with different parameter groups and its state no longer lines up (recovery guide §9.2 on building objects before loading state).",
                      Component::Optimizer));
     f.evidence.push_back(evidence("parameters with state", std::to_string(withState.size()), o.from));
     f.evidence.push_back(evidence("parameters in param_groups", std::to_string(order.size()), o.from));
@@ -107,7 +107,7 @@ void unmatchedParams(const TrainingState& s, Findings& out)
     Finding f = makeFinding("optimizer.unmatched-params", "optimizer parameters cannot be matched to the model's: " + o.nameMapping.substr(6, o.nameMapping.size() - 7),
         hintWithNext("The optimizer was built over a different parameter list than the model saved beside it (a changed "
                      "architecture, frozen layers, a wrapper's extra parameters); its moments may be applied to the wrong "
-                     "tensors on resume (§9.2).", Component::Optimizer));
+                     "tensors on resume (recovery guide §9.2 on building objects before loading state).", Component::Optimizer));
     f.evidence.push_back(evidence("optimizer", o.type, o.from));
     f.evidence.push_back(evidence("model", std::to_string(s.model->parameters.size()) + " tensors", s.model->from));
     out.push_back(std::move(f));
@@ -163,7 +163,7 @@ void momentShapes(const TrainingState& s, Findings& out)
                 m.name + " of " + it->second->name + " (optimizer index " + ps.index + ") has shape " + shapeText(m.shape) + " but the parameter has "
                     + shapeText(it->second->shape),
                 hintWithNext("Optimizer state is keyed by position: the model's parameter order changed (or the optimizer "
-                             "was built over other parameters), so moments belong to different tensors (§9.3, story: "
+                             "was built over other parameters), so moments belong to different tensors (recovery guide §9.3 on validating right after a resume, story: "
                              "pytorch-i3d#38).", Component::Optimizer));
             f.evidence.push_back(evidence(m.name + " shape", shapeText(m.shape), m.from));
             f.evidence.push_back(evidence("parameter shape", shapeText(it->second->shape), it->second->from));
@@ -186,7 +186,7 @@ void stepsDiffer(const TrainingState& s, Findings& out)
         detail += (detail.empty() ? "" : "; ") + std::string("step ") + std::to_string(step) + ": " + std::to_string(names.size()) + " parameter(s) (" + names.front() + (names.size() > 1 ? ", ..." : "") + ")";
     Finding f = makeFinding("optimizer.steps-differ", "the optimizer's parameters are at different step counts: " + detail,
         hintWithNext("Parameters that skip updates (no gradient in some steps, late-unfrozen layers) lag behind; if none "
-                     "should, part of the optimizer state comes from another run or another save (§2.2).", Component::Optimizer));
+                     "should, part of the optimizer state comes from another run or another save (recovery guide §2.2 on optimizer state).", Component::Optimizer));
     f.evidence.push_back(evidence("steps", detail, s.optimizer->from));
     out.push_back(std::move(f));
 }
@@ -215,7 +215,7 @@ void stepVsGlobalStep(const TrainingState& s, Findings& out)
                 "the optimizer took every one of the " + std::to_string(global) + " global steps, but the scaler's scale "
                     "says at least " + std::to_string(scaler.minSkips) + " update(s) were skipped by overflows",
                 hintWithNext("Either the scaler was started with a non-default init_scale, or the scaler state comes from "
-                             "another run or save than the optimizer (§3.2, §6.1).", Component::Optimizer),
+                             "another run or save than the optimizer (recovery guide §3.2 on the AMP grad scaler as training state and §6.1 on consistent checkpoints).", Component::Optimizer),
                 scaler.evidence);
         return;
     }
@@ -229,7 +229,7 @@ void stepVsGlobalStep(const TrainingState& s, Findings& out)
             "the optimizer is " + std::to_string(skipped) + " update(s) behind the global step; the scaler state is itself "
                 "inconsistent (see scaler.state), so the skipped updates cannot be verified",
             hintWithNext("Fix or explain the scaler finding first: a reset scaler no longer records the overflows that "
-                         "skipped updates (§3.2).", Component::Optimizer));
+                         "skipped updates (recovery guide §3.2 on the AMP grad scaler as training state).", Component::Optimizer));
         return;
     }
     if (skipped > 0 && scaler.known && skipped >= scaler.minSkips && skipped <= scaler.maxSkips)
@@ -238,7 +238,7 @@ void stepVsGlobalStep(const TrainingState& s, Findings& out)
         add(Severity::Error,
             "the optimizer took " + std::to_string(step) + " steps, more than the global step " + std::to_string(global),
             hintWithNext("The global step was not restored on resume (the loop restarted counting) while the optimizer "
-                         "was, or the optimizer state comes from a later save (§2.2, §6.1).", Component::Optimizer));
+                         "was, or the optimizer state comes from a later save (recovery guide §2.2 on optimizer state and §6.1 on consistent checkpoints).", Component::Optimizer));
         return;
     }
     if (counted)
@@ -255,8 +255,8 @@ void stepVsGlobalStep(const TrainingState& s, Findings& out)
             + expected + why,
         hintWithNext("The optimizer state restarted or is stale: the resume built a fresh optimizer and never called "
                      "optimizer.load_state_dict, a try/except swallowed a param-group mismatch, or a weights-only resume "
-                     "path was used to continue training; the first updates after it ran with zero moments (§2.2, §9.2, "
-                     "§10.1 \"optimizer 状态未恢复\").", Component::Optimizer),
+                     "path was used to continue training; the first updates after it ran with zero moments (recovery guide §2.2 on optimizer state and §9.2 on building objects before loading state, "
+                     "recovery guide §10.1 on diagnosing a loss jump after a resume, row \"optimizer state not restored\").", Component::Optimizer),
         scaler.evidence);
 }
 

@@ -26,7 +26,7 @@ void countersDisagree(const TrainingState& s, Findings& out)
         Finding f = makeFinding("progress.counters-disagree",
             std::string("files of this checkpoint record different ") + name + " values",
             hintWithNext("The files were written at different boundaries (an asynchronous save that let training move on, "
-                         "§8.1) or mixed from two saves; they cannot describe one training moment (§6.1).", Component::Progress));
+                         "recovery guide §8.1 on save frequency) or mixed from two saves; they cannot describe one training moment (recovery guide §6.1 on consistent checkpoints).", Component::Progress));
         for (const StateField* field : fields)
             f.evidence.push_back(evidence(*field));
         out.push_back(std::move(f));
@@ -42,7 +42,7 @@ void countersDisagree(const TrainingState& s, Findings& out)
         "the checkpoint is named for step " + std::to_string(*s.layout.stepFromName) + " but records " + recorded->name + " "
             + recorded->value,
         hintWithNext("The name and the counter come from different moments: the counter was incremented during the save "
-                     "(story Lightning#11555) or the folder was renamed/copied (§6.1, §8.3).", Component::Progress));
+                     "(story Lightning#11555) or the folder was renamed/copied (recovery guide §6.1 on consistent checkpoints and §8.3 on retention and rollback).", Component::Progress));
     f.severity = Severity::Warning;
     f.evidence.push_back({"step in the name", std::to_string(*s.layout.stepFromName), s.layout.path});
     f.evidence.push_back(evidence(*recorded));
@@ -67,7 +67,7 @@ void loopCounters(const TrainingState& s, Findings& out)
         Finding f = makeFinding("progress.loop-counters",
             "Lightning's " + prefix + a + " is " + ia->second->value + " but " + b + " is " + ib->second->value,
             hintWithNext("The checkpoint was written between two counter updates (story Lightning#19815: saved before "
-                         "increment_completed, so the last batch runs again after the resume) (§6.1).", Component::Progress));
+                         "increment_completed, so the last batch runs again after the resume) (recovery guide §6.1 on consistent checkpoints).", Component::Progress));
         f.evidence.push_back(evidence(*ia->second));
         f.evidence.push_back(evidence(*ib->second));
         out.push_back(std::move(f));
@@ -86,7 +86,7 @@ void loopCounters(const TrainingState& s, Findings& out)
             continue;
         Finding f = makeFinding("progress.loop-counters",
             "Lightning counted " + field->value + " completed optimizer steps but global_step is " + global->value,
-            hintWithNext("global_step was incremented (or not) during the save (stories Lightning#11555, #19403) (§6.1).",
+            hintWithNext("global_step was incremented (or not) during the save (stories Lightning#11555, #19403) (recovery guide §6.1 on consistent checkpoints).",
                          Component::Progress));
         f.evidence.push_back(evidence(*field));
         f.evidence.push_back(evidence(*global));

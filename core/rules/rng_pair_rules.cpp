@@ -46,7 +46,7 @@ void sameStep(const std::map<Id, const Generator*>& a, const std::map<Id, const 
         std::to_string(differ.size()) + " generator state(s) differ between two checkpoints of the same step: " + label(differ.front())
             + (differ.size() > 1 ? ", ..." : ""),
         hintWithNext("B is a resume of A that did not restore the RNG (or drew numbers before saving): the random stream "
-                     "does not continue (§4.1 restore before any draw, §9.3).", Component::Rng));
+                     "does not continue (recovery guide §4.1 on the state of every random generator restore before any draw, recovery guide §9.3 on validating right after a resume).", Component::Rng));
     for (const Id& id : differ) {
         f.evidence.push_back(evidence(label(id) + " in A", a.at(id)->state.fingerprint, provenance(*a.at(id))));
         f.evidence.push_back(evidence(label(id) + " in B", b.at(id)->state.fingerprint, provenance(*b.at(id))));
@@ -84,9 +84,9 @@ void unchanged(const std::map<Id, const Generator*>& a, const std::map<Id, const
             : label(suspicious.front()) + " did not move in " + std::to_string(dG) + " steps while the same generator on other ranks did",
         hintWithNext(suspicious.empty()
             ? "Expected when nothing random runs between saves (no dropout, no shuffling from this generator); if the model "
-              "uses dropout or augmentation, the RNG saved is stale (captured once, not at save time) (§4.1)."
+              "uses dropout or augmentation, the RNG saved is stale (captured once, not at save time) (recovery guide §4.1 on the state of every random generator)."
             : "This rank's generator was saved from a stale capture or restored from an old checkpoint; its random stream "
-              "diverges from the others' (§4.1, §4.4).", Component::Rng));
+              "diverges from the others' (recovery guide §4.1 on the state of every random generator and §4.4 on per-rank RNG state).", Component::Rng));
     if (!suspicious.empty())
         f.severity = Severity::Warning;
     const std::vector<Id>& list = suspicious.empty() ? same : suspicious;
@@ -128,7 +128,7 @@ void collapsed(const RngPart& a, const RngPart& b, Findings& out)
         "every rank had its own " + list + " state in A but all ranks share one in B: the ranks were reseeded alike",
         hintWithNext("The resume called seed_everything(seed) without the per-rank offset the first launch used (or "
                      "instead of restoring each rank's saved state): all ranks now draw the same dropout masks and "
-                     "augmentations, and the streams restart from the seed (§4.1, §4.4, §10.4).", Component::Rng));
+                     "augmentations, and the streams restart from the seed (recovery guide §4.1 on the state of every random generator, §4.4 on per-rank RNG state and §10.4 on same seed but different results).", Component::Rng));
     for (const auto& k : kinds) {
         for (const auto& [r, g] : ka.at(k))
             f.evidence.push_back(evidence(k + " of rank " + std::to_string(r) + " in A", g->state.fingerprint, provenance(*g)));
@@ -151,7 +151,7 @@ void repeated(const std::map<Id, const Generator*>& a, const std::map<Id, const 
         Finding f = makeFinding("rng.repeated",
             label(id) + " in B is in the state " + label(*it) + " had in A: the stream is replayed",
             hintWithNext("A generator was reseeded or restored from the wrong rank's file (rank files swapped, rank 0's "
-                         "state loaded everywhere) (§4.1, §4.4).", Component::Rng));
+                         "state loaded everywhere) (recovery guide §4.1 on the state of every random generator and §4.4 on per-rank RNG state).", Component::Rng));
         f.evidence.push_back(evidence(label(*it) + " in A", gb->state.fingerprint, provenance(*a.at(*it))));
         f.evidence.push_back(evidence(label(id) + " in B", gb->state.fingerprint, provenance(*gb)));
         out.push_back(std::move(f));

@@ -23,7 +23,7 @@ void missing(const TrainingState& s, Findings& out)
         return;
     Finding f = makeFinding("rng.missing", "no RNG state in this training checkpoint: a resume cannot continue the random streams",
         hintWithNext("Dropout masks, augmentation and shuffling restart from the seed on resume. Fine when exact "
-                     "continuation is not promised; otherwise save python/numpy/torch/cuda states per rank (§4.1, story "
+                     "continuation is not promised; otherwise save python/numpy/torch/cuda states per rank (recovery guide §4.1 on the state of every random generator, story "
                      "transformers#17032).", Component::Rng));
     f.evidence.push_back(evidence("checkpoint", layoutName(s.layout.layout), {s.path, {}}));
     out.push_back(std::move(f));
@@ -37,7 +37,7 @@ void invalid(const RngPart& rng, Findings& out)
         Finding f = makeFinding("rng.invalid",
             std::string(rngKindName(g.state.kind)) + " generator state of rank " + std::to_string(rankOf(g)) + " is not usable: " + g.state.problem,
             hintWithNext("set_state would reject it or it would produce a degenerate stream: the state was truncated, "
-                         "hand-edited or written by a different library version (§4.1).", Component::Rng));
+                         "hand-edited or written by a different library version (recovery guide §4.1 on the state of every random generator).", Component::Rng));
         f.evidence.push_back(evidence(rngKindName(g.state.kind), g.state.problem, provenance(g)));
         f.file = g.file;
         out.push_back(std::move(f));
@@ -67,7 +67,7 @@ void rankMissing(const CheckpointFacts& c, Findings& out)
     Finding f = makeFinding("rng.rank-missing",
         "no RNG state for rank(s) " + missingRanks + " of world size " + std::to_string(*world),
         hintWithNext("Only some ranks saved their RNG (often rank 0 only), or a rank's file never reached storage; those "
-                     "ranks cannot continue their random streams (§4.4, §7.2).", Component::Rng));
+                     "ranks cannot continue their random streams (recovery guide §4.4 on per-rank RNG state and §7.2 on writing and reading sharded checkpoints).", Component::Rng));
     for (const char* name : {"world_size", "dp_world_size"}) {
         if (const StateField* w = findField(s.environment, name)) {
             f.evidence.push_back(evidence(*w));
@@ -98,7 +98,7 @@ void kindsDiffer(const RngPart& rng, Findings& out)
             continue;
         Finding f = makeFinding("rng.kinds-differ", "rank " + std::to_string(rank) + " saves no " + lacking + " generator state, which other ranks save",
             hintWithNext("The capture code differs between ranks (a generator captured only where it was created, a "
-                         "try/except around one of them); that generator restarts from its seed on this rank (§4.1, §4.4).",
+                         "try/except around one of them); that generator restarts from its seed on this rank (recovery guide §4.1 on the state of every random generator and §4.4 on per-rank RNG state).",
                          Component::Rng));
         for (const auto& g : rng.generators) {
             if (rankOf(g) == rank) {
@@ -145,7 +145,7 @@ void ranksIdentical(const TrainingState& s, const RngPart& rng, Findings& out)
     Finding f = makeFinding("rng.ranks-identical",
         "all " + std::to_string(ranks) + " ranks hold the same " + kinds + " generator state",
         hintWithNext("Right when every rank is seeded with the same seed on purpose (HF set_seed); wrong when the run seeds "
-                     "rank r with seed + r: then every rank draws the same dropout masks and augmentations (§4.4).",
+                     "rank r with seed + r: then every rank draws the same dropout masks and augmentations (recovery guide §4.4 on per-rank RNG state).",
                      Component::Rng));
     for (const auto& [kind, g] : first) {
         if (kinds.find(kind) != std::string::npos)
@@ -156,7 +156,7 @@ void ranksIdentical(const TrainingState& s, const RngPart& rng, Findings& out)
         f.message += ", although the run seeds each rank apart (" + seeding->name + ": " + seeding->value + ")";
         f.hint = hintWithNext("The ranks were reseeded alike: a resume called seed_everything(seed) without the per-rank "
                               "offset (or instead of restoring each rank's saved state), so every rank draws the same "
-                              "dropout masks and augmentations (§4.1, §4.4, §10.4).", Component::Rng);
+                              "dropout masks and augmentations (recovery guide §4.1 on the state of every random generator, §4.4 on per-rank RNG state and §10.4 on same seed but different results).", Component::Rng);
         f.evidence.push_back(evidence(*seeding));
     }
     out.push_back(std::move(f));

@@ -137,21 +137,21 @@ std::string nextInDiagnosisOrder(Component component)
 {
     switch (component) {
     case Component::Data:
-        return "Next (§10.1 order): compare the model parameter summary, then the optimizer step and LR.";
+        return "Next (in the recovery guide's order for a loss jump after a resume, §10.1): compare the model parameter summary, then the optimizer step and LR.";
     case Component::Model:
     case Component::Integrity:
     case Component::Security:
-        return "Next (§10.1 order): check the optimizer step and learning rate, then the scaler and RNG.";
+        return "Next (in the recovery guide's order for a loss jump after a resume, §10.1): check the optimizer step and learning rate, then the scaler and RNG.";
     case Component::Optimizer:
     case Component::Scheduler:
     case Component::Progress:
-        return "Next (§10.1 order): check the AMP scaler state, then the RNG states.";
+        return "Next (in the recovery guide's order for a loss jump after a resume, §10.1): check the AMP scaler state, then the RNG states.";
     case Component::Scaler:
-        return "Next (§10.1 order): check the RNG states and random operators.";
+        return "Next (in the recovery guide's order for a loss jump after a resume, §10.1): check the RNG states and random operators.";
     case Component::Rng:
-        return "Next (§10.1 order): look at distributed reduction order and hardware differences.";
+        return "Next (in the recovery guide's order for a loss jump after a resume, §10.1): look at distributed reduction order and hardware differences.";
     case Component::Environment:
-        return "Next (§10.1 order): check that the next batch is the same, then the parameter summary.";
+        return "Next (in the recovery guide's order for a loss jump after a resume, §10.1): check that the next batch is the same, then the parameter summary.";
     }
     return {};
 }

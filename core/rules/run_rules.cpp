@@ -33,7 +33,7 @@ void stepsOrder(const std::vector<const CheckpointFacts*>& cs, Findings& out)
         if (!problem.empty()) {
             Finding f = makeFinding("run.steps-order", problem,
                 hintWithNext("A resume restarted the step counter, or a checkpoint was overwritten/renamed; `latest` and "
-                             "rollback (§8.3) pick the wrong state when steps do not increase.", Component::Progress));
+                             "rollback (recovery guide §8.3 on retention and rollback) pick the wrong state when steps do not increase.", Component::Progress));
             f.evidence.push_back(globalStepEvidence(c->state));
             if (previous)
                 f.evidence.push_back(globalStepEvidence(previous->state));
@@ -62,8 +62,8 @@ void saveInterval(const std::vector<const CheckpointFacts*>& cs, Findings& out)
     for (std::size_t i = 1; i < steps.size(); ++i)
         list += (i > 1 ? ", " : "") + std::to_string(steps[i] - steps[i - 1]);
     Finding f = makeFinding("run.save-interval", "the steps between saves vary: " + list,
-        "Irregular saves point at restarts (a save on preemption, §8.2) or at missing checkpoints; look for a resume "
-        "near the irregular interval (§8.1).");
+        "Irregular saves point at restarts (a save on preemption, recovery guide §8.2 on preemption and signals) or at missing checkpoints; look for a resume "
+        "near the irregular interval (recovery guide §8.1 on save frequency).");
     for (const CheckpointFacts* c : cs)
         f.evidence.push_back(globalStepEvidence(c->state));
     out.push_back(std::move(f));
@@ -76,7 +76,7 @@ void latestAndBest(const RunHistory& run, bool latestAudited, Findings& out)
             continue;
         Finding f = makeFinding("run.latest", "`latest` (" + run.latestFrom + ") designates " + c.path + ", which is incomplete: "
             + c.incompleteReason,
-            hintWithNext("A resume would load a half-written checkpoint; roll back to the newest complete one (§6.2, §8.3).",
+            hintWithNext("A resume would load a half-written checkpoint; roll back to the newest complete one (recovery guide §6.2 on atomic writes and commit markers and §8.3 on retention and rollback).",
                          Component::Integrity));
         f.evidence.push_back({"latest", c.path, run.latestFrom});
         f.checkpoints = {c.path};
@@ -90,7 +90,7 @@ void latestAndBest(const RunHistory& run, bool latestAudited, Findings& out)
     }
     Finding f = makeFinding("run.best-missing", "the run records a best checkpoint that is not among its checkpoints",
         "The best checkpoint was deleted by a retention policy or lives elsewhere; deployment and evaluation that rely on "
-        "it will fail (§8.3).");
+        "it will fail (recovery guide §8.3 on retention and rollback).");
     f.evidence.push_back({"best recorded in", run.bestFrom, run.bestFrom});
     out.push_back(std::move(f));
 }
@@ -156,7 +156,7 @@ void lrLogDeparts(const RunHistory& run, const std::vector<const CheckpointFacts
                 "from step " + std::to_string(step) + " the logged learning rate " + numberText(lr) + " departs from the "
                     "schedule saved at step " + std::to_string(g) + " (" + numberText(*v) + ")",
                 hintWithNext("Something changed the LR after this checkpoint: a resume that stepped the scheduler extra "
-                             "times or rebuilt it from the config (stories slime#1546, OneTrainer#1604; §2.3, §9.3).",
+                             "times or rebuilt it from the config (stories slime#1546, OneTrainer#1604; recovery guide §2.3 on keeping the LR schedule aligned with the updates and §9.3 on validating right after a resume).",
                              Component::Scheduler));
             f.evidence.push_back({"logged learning rate at step " + std::to_string(step), numberText(lr), run.path + " (metrics log)"});
             f.evidence.push_back({"schedule at step " + std::to_string(step), numberText(*v), "computed from " + where(s.scheduler->from)});

@@ -57,7 +57,7 @@ void scalerPairRules(const CheckpointFacts& ca, const CheckpointFacts& cb, Findi
     Finding f = makeFinding("scaler.unreachable", "B's AMP scaler state cannot follow from A's: " + problem,
         hintWithNext("The resume built a fresh GradScaler() and did not call scaler.load_state_dict(ckpt[\"scaler\"]); it "
                      "relearns its scale through overflows the original run did not have (skipped updates, a loss spike; "
-                     "§3.2, §10.1 \"AMP scaler 重置\"; stories transformers#34053, metaseq#3).", Component::Scaler));
+                     "recovery guide §3.2 on the AMP grad scaler as training state and §10.1 on diagnosing a loss jump after a resume, row \"AMP scaler reset\"; stories transformers#34053, metaseq#3).", Component::Scaler));
     f.evidence.push_back(evidence("scale in A", numberText(sa), keyed(a.scaler->from, "scale")));
     f.evidence.push_back(evidence("_growth_tracker in A", std::to_string(ta), keyed(a.scaler->from, "_growth_tracker")));
     f.evidence.push_back(evidence("scale in B", numberText(sb), keyed(b.scaler->from, "scale")));

@@ -18,10 +18,10 @@ void state(const TrainingState& s, const ScalerAccount& a, Findings& out)
         + " steps: " + a.problem,
         hintWithNext(a.customInitLikely
             ? "GradScaler was probably built with a non-default init_scale; if not, the scaler state comes from another "
-              "run (§3.2)."
+              "run (recovery guide §3.2 on the AMP grad scaler as training state)."
             : "The scaler was reset: the resume built a fresh GradScaler() and never called scaler.load_state_dict, so it "
               "restarted at 65536 and will relearn its scale through overflows the original run did not have (skipped "
-              "updates, a loss spike, stories transformers#34053, apex#480; §3.2, §10.1 \"AMP scaler 重置\").",
+              "updates, a loss spike, stories transformers#34053, apex#480; recovery guide §3.2 on the AMP grad scaler as training state and §10.1 on diagnosing a loss jump after a resume, row \"AMP scaler reset\").",
             Component::Scaler));
     if (a.customInitLikely)
         f.severity = Severity::Warning;
@@ -39,7 +39,7 @@ void skippedSteps(const TrainingState& s, const ScalerAccount& a, Findings& out)
             "the optimizer's step " + std::to_string(opt->step) + " is " + counted->value + " behind global step "
                 + std::to_string(*s.globalStep) + ", the updates the loop counted as skipped by loss-scale overflows",
             "Overflowing fp16 steps skip the optimizer (and here the scheduler) but count as training steps; nothing to "
-            "fix (§3.2). " + nextInDiagnosisOrder(Component::Scaler));
+            "fix (recovery guide §3.2 on the AMP grad scaler as training state). " + nextInDiagnosisOrder(Component::Scaler));
         f.evidence.push_back(evidence("optimizer step", std::to_string(opt->step), opt->from));
         f.evidence.push_back(globalStepEvidence(s));
         f.evidence.push_back(evidence(*counted));
@@ -56,7 +56,7 @@ void skippedSteps(const TrainingState& s, const ScalerAccount& a, Findings& out)
     Finding f = makeFinding("scaler.skipped-steps",
         "the optimizer's step " + std::to_string(opt->step) + " is " + std::to_string(skipped) + " behind global step "
             + std::to_string(*s.globalStep) + ", as the AMP scaler accounts for: " + a.explanation,
-        "Overflowing fp16 steps skip optimizer.step() but still count as training steps; nothing to fix (§3.2). "
+        "Overflowing fp16 steps skip optimizer.step() but still count as training steps; nothing to fix (recovery guide §3.2 on the AMP grad scaler as training state). "
             + nextInDiagnosisOrder(Component::Scaler));
     f.evidence.push_back(evidence("optimizer step", std::to_string(opt->step), opt->from));
     f.evidence.push_back(globalStepEvidence(s));
@@ -76,7 +76,7 @@ void missing(const TrainingState& s, Findings& out)
             continue;
         Finding f = makeFinding("scaler.missing", "fp16 mixed precision is recorded but no GradScaler state was saved",
             hintWithNext("Without the scaler's state a resume starts at scale 65536 instead of the learned one, overflows "
-                         "and skips updates the original run did not (story transformers#34053; §3.2).", Component::Scaler));
+                         "and skips updates the original run did not (story transformers#34053; recovery guide §3.2 on the AMP grad scaler as training state).", Component::Scaler));
         f.evidence.push_back(evidence(field));
         out.push_back(std::move(f));
         return;

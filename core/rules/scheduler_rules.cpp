@@ -34,7 +34,7 @@ void missing(const TrainingState& s, Findings& out)
         return;
     Finding f = makeFinding("scheduler.missing", "no LR-scheduler state in this training checkpoint",
         hintWithNext("Fine for a constant LR; with a schedule, a resume rebuilds it from the current config and the "
-                     "LR curve bends (story OneTrainer#1604). Save scheduler.state_dict() with the optimizer (§2.3).",
+                     "LR curve bends (story OneTrainer#1604). Save scheduler.state_dict() with the optimizer (recovery guide §2.3 on keeping the LR schedule aligned with the updates).",
                      Component::Scheduler));
     f.severity = Severity::Info;
     f.evidence.push_back(evidence("optimizer", s.optimizer->type, s.optimizer->from));
@@ -78,7 +78,7 @@ void position(const TrainingState& s, Findings& out)
         "the scheduler is at position " + std::to_string(pos) + " but training is at " + against + drift,
         hintWithNext("scheduler.step() was called more (or fewer) times than optimizer.step(): an extra call after "
                      "loading, a callback that also steps it, stepping per micro-batch under gradient accumulation, or "
-                     "Lightning interval=\"step\" plus a manual step (§2.3, §10.1 \"scheduler 多走一步\"; stories "
+                     "Lightning interval=\"step\" plus a manual step (recovery guide §2.3 on keeping the LR schedule aligned with the updates and §10.1 on diagnosing a loss jump after a resume, row \"scheduler stepped once too often\"; stories "
                      "slime#1546, Lightning#4655).", Component::Scheduler));
     f.evidence.push_back(evidence("last_epoch", std::to_string(pos), keyed(s.scheduler->from, "last_epoch")));
     f.evidence.push_back(globalStepEvidence(s));
@@ -105,7 +105,7 @@ void stepCount(const TrainingState& s, Findings& out)
     Finding f = makeFinding("scheduler.step-count",
         "_step_count " + std::to_string(l.stepCount) + " differs from last_epoch + 1 = " + std::to_string(l.lastEpoch + 1),
         hintWithNext("step(epoch) was called with an explicit epoch, or last_epoch was edited after construction; the "
-                     "position the scheduler resumes from may not be the one training reached (§2.3).", Component::Scheduler));
+                     "position the scheduler resumes from may not be the one training reached (recovery guide §2.3 on keeping the LR schedule aligned with the updates).", Component::Scheduler));
     f.evidence.push_back(evidence("_step_count", std::to_string(l.stepCount), keyed(s.scheduler->from, "_step_count")));
     f.evidence.push_back(evidence("last_epoch", std::to_string(l.lastEpoch), keyed(s.scheduler->from, "last_epoch")));
     out.push_back(std::move(f));
@@ -131,7 +131,7 @@ void lrFormula(const TrainingState& s, Findings& out)
             "the recorded _last_lr " + lrList(l.lastLr) + " is not what " + l.kind + " gives at its position "
                 + std::to_string(l.lastEpoch) + " " + lrList(lr),
             hintWithNext("Something else changed the LR: a second scheduler on the same optimizer, a manual param_group "
-                         "edit, or a resume that loaded the state into a scheduler built with other settings (§2.3).",
+                         "edit, or a resume that loaded the state into a scheduler built with other settings (recovery guide §2.3 on keeping the LR schedule aligned with the updates).",
                          Component::Scheduler));
         f.evidence.push_back(evidence("recorded _last_lr", lrList(l.lastLr), keyed(s.scheduler->from, "_last_lr")));
         f.evidence.push_back({"formula at last_epoch " + std::to_string(l.lastEpoch), lrList(lr), "computed from " + where(s.scheduler->from)});
@@ -154,7 +154,7 @@ void lrOptimizer(const TrainingState& s, Findings& out)
             "param group " + std::to_string(g) + " trains with lr " + lr->value + " but the scheduler recorded "
                 + numberText(l.lastLr[g]),
             hintWithNext("The optimizer and the scheduler come from different moments (saved at different boundaries, "
-                         "§6.1), or the LR was overridden after loading (a config lr applied on resume) (§2.3).",
+                         "recovery guide §6.1 on consistent checkpoints), or the LR was overridden after loading (a config lr applied on resume) (recovery guide §2.3 on keeping the LR schedule aligned with the updates).",
                          Component::Scheduler));
         f.evidence.push_back(evidence("optimizer lr", lr->value, lr->from));
         f.evidence.push_back(evidence("scheduler _last_lr", lrList(l.lastLr), keyed(s.scheduler->from, "_last_lr")));
@@ -175,7 +175,7 @@ void initialLr(const TrainingState& s, Findings& out)
             "the scheduler is at position " + std::to_string(l.lastEpoch) + " but param group " + std::to_string(g)
                 + " has no initial_lr: a scheduler built with last_epoch > 0 on resume raises KeyError",
             hintWithNext("initial_lr was dropped on the way (torch.distributed.checkpoint before the fix, a converter "
-                         "that copies only lr); add it back from base_lrs before resuming (story pytorch#140900, §2.3).",
+                         "that copies only lr); add it back from base_lrs before resuming (story pytorch#140900, recovery guide §2.3 on keeping the LR schedule aligned with the updates).",
                          Component::Scheduler));
         Provenance groups = s.optimizer->from;
         groups.key.insert(groups.key.end(), {std::string("param_groups"), static_cast<int64_t>(g)});

@@ -24,7 +24,7 @@ void securityRules(const CheckpointFacts& c, Findings& out)
             Finding f = makeFinding("security.dangerous-import",
                 "the pickle can run code when loaded with torch.load: " + (list.empty() ? std::string("suspicious structure") : list),
                 "Never torch.load this file outside a sandbox; inspect it with `ckpt imports`. Checkpoints are code "
-                "(§11.2): get it again from a trusted source. " + nextInDiagnosisOrder(Component::Security));
+                "(recovery guide §11.2 on permissions and sensitive data): get it again from a trusted source. " + nextInDiagnosisOrder(Component::Security));
             f.file = file.path;
             for (const ImportEntry* e : dangerous)
                 f.evidence.push_back({e->path(), e->reason, file.path + ": " + e->record});
@@ -39,7 +39,7 @@ void securityRules(const CheckpointFacts& c, Findings& out)
             Finding f = makeFinding("security.unknown-import",
                 std::to_string(unknown.size()) + " class(es) outside the known-safe list: " + list,
                 "torch.load(weights_only=True) refuses them; they are usually a framework's own classes. Check they come "
-                "from code you trust (§11.2).");
+                "from code you trust (recovery guide §11.2 on permissions and sensitive data).");
             f.file = file.path;
             for (const ImportEntry* e : unknown)
                 f.evidence.push_back({e->path(), e->reason, file.path + ": " + e->record});

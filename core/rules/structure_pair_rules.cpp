@@ -75,7 +75,7 @@ void modelKeys(const TrainingState& a, const TrainingState& b, Findings& out)
         Finding f = makeFinding("model.keys-differ",
             "the model keys differ: " + std::to_string(onlyA.size()) + " only in A, " + std::to_string(onlyB.size()) + " only in B",
             hintWithNext("The architecture or config changed, a checkpoint is truncated, or optimizer state was saved "
-                         "where the model should be; load_state_dict(strict=False) would hide it (§10.3).", Component::Model));
+                         "where the model should be; load_state_dict(strict=False) would hide it (recovery guide §10.3 on missing or unexpected keys).", Component::Model));
         if (!onlyA.empty())
             f.evidence.push_back(evidence("only in A", listOf(onlyA), a.model->from));
         if (!onlyB.empty())
@@ -92,7 +92,7 @@ void modelKeys(const TrainingState& a, const TrainingState& b, Findings& out)
         Finding f = makeFinding("model.prefix-differs",
             "the same parameters are saved under wrapper prefix " + text(prefixA) + " in A and " + text(prefixB) + " in B",
             hintWithNext("One was saved from the DDP/compiled wrapper (model.module / _orig_mod) and one from the bare "
-                         "model; strip the prefix when loading rather than using strict=False (§10.3).", Component::Model));
+                         "model; strip the prefix when loading rather than using strict=False (recovery guide §10.3 on missing or unexpected keys).", Component::Model));
         f.evidence.push_back(evidence("first key in A", a.model->parameters.front().name, a.model->parameters.front().from));
         f.evidence.push_back(evidence("first key in B", b.model->parameters.front().name, b.model->parameters.front().from));
         out.push_back(std::move(f));
@@ -100,14 +100,14 @@ void modelKeys(const TrainingState& a, const TrainingState& b, Findings& out)
     if (!shape.empty()) {
         Finding f = makeFinding("model.shape-changed", "parameter shapes changed: " + listOf(shape),
             hintWithNext("The model config changed between the saves (hidden size, vocabulary, heads); the optimizer state "
-                         "of these parameters no longer fits (§9.1, §10.3).", Component::Model));
+                         "of these parameters no longer fits (recovery guide §9.1 on checking the environment and §10.3 on missing or unexpected keys).", Component::Model));
         f.evidence.push_back(evidence("changed", listOf(shape), b.model->from));
         out.push_back(std::move(f));
     }
     if (!dtype.empty()) {
         Finding f = makeFinding("model.dtype-changed", "parameter dtypes changed: " + listOf(dtype),
             hintWithNext("Mixed-precision settings changed (fp32 master weights vs fp16/bf16 module weights), or one "
-                         "checkpoint was converted for inference (§9.1).", Component::Model));
+                         "checkpoint was converted for inference (recovery guide §9.1 on checking the environment).", Component::Model));
         f.evidence.push_back(evidence("changed", listOf(dtype), b.model->from));
         out.push_back(std::move(f));
     }
@@ -137,7 +137,7 @@ void environment(const TrainingState& a, const TrainingState& b, Findings& out)
         list += (list.empty() ? "" : ", ") + fa->name + " " + fa->value + " -> " + fb->value;
     Finding f = makeFinding("environment.changed", "the environment changed between the checkpoints: " + list,
         hintWithNext("A resume in a different environment: fine when deliberate (a migration, a new training phase), "
-                     "silent trouble otherwise; a world-size change also reshards data and per-rank RNG (§7.3, §9.1).",
+                     "silent trouble otherwise; a world-size change also reshards data and per-rank RNG (recovery guide §7.3 on changing the world size and §9.1 on checking the environment).",
                      Component::Environment));
     for (const auto& [fa, fb] : changed) {
         f.evidence.push_back(evidence(fa->name + " in A", fa->value, fa->from));

@@ -404,7 +404,7 @@ private slots:
             lastEpoch = lastEpoch || (e.what == "last_epoch" && e.value == "400" && e.where.ends_with("optimizer.pt: scheduler/last_epoch"));
         QVERIFY(lastEpoch);
         QVERIFY(f->hint.find("§2.3") != std::string::npos);
-        QVERIFY(f->hint.find("Next (§10.1 order)") != std::string::npos);
+        QVERIFY(f->hint.find("Next (in the recovery guide's order for a loss jump after a resume, §10.1)") != std::string::npos);
     }
 
     void runSeries()
@@ -530,7 +530,7 @@ private slots:
         for (const auto& r : ruleCatalogue()) {
             const std::string id(r.id);
             if (id.starts_with("integrity.") && id != "integrity.file-unreadable" && id != "integrity.shared-storage")
-                continue; // the manifest audit's rules: tst_manifest_audit tests each one
+                continue; // the manifest audit's rules: tst_manifest_audit and tst_manifest_audit_layouts test each one
             QVERIFY2(testedRules().contains(id), ("no test for " + id).c_str());
         }
     }
