@@ -5,10 +5,10 @@
 #include "ckpt/compare/checkpoint_diff.h"
 
 #include "ui/copyaction.h"
-#include "ui/tableview.h"
 #include "ui/models/comparisonmodel.h"
 #include "ui/models/findingsmodel.h"
 #include "ui/models/tensordiffmodel.h"
+#include "ui/tableview.h"
 #include "ui/textformat.h"
 
 #include <QCheckBox>

@@ -2,9 +2,9 @@
 #include "ui/importspage.h"
 
 #include "ckpt/formats/checkpoint_file.h"
+#include "ui/copyaction.h"
 #include "ui/models/importsmodel.h"
 #include "ui/palettecolors.h"
-#include "ui/copyaction.h"
 
 #include <QEvent>
 #include <QHeaderView>

@@ -2,10 +2,10 @@
 #include "ui/overviewpage.h"
 
 #include "ui/copyaction.h"
-#include "ui/tableview.h"
 #include "ui/models/checkpointfilesmodel.h"
 #include "ui/models/findingsmodel.h"
 #include "ui/models/statefieldsmodel.h"
+#include "ui/tableview.h"
 #include "ui/textformat.h"
 
 #include <QFileInfo>

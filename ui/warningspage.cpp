@@ -2,8 +2,8 @@
 #include "ui/warningspage.h"
 
 #include "ckpt/formats/checkpoint_file.h"
-#include "ui/textformat.h"
 #include "ui/copyaction.h"
+#include "ui/textformat.h"
 
 #include <QListWidget>
 #include <QVBoxLayout>

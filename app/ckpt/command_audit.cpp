@@ -4,8 +4,8 @@
 #include "commands.h"
 #include "text_format.h"
 
-#include "ckpt/report/json_export.h"
 #include "ckpt/audit/manifest_audit.h"
+#include "ckpt/report/json_export.h"
 
 #include <chrono>
 #include <cstdio>

@@ -5,8 +5,8 @@
 #include "finding_text.h"
 
 #include "ckpt/report/json_export.h"
-#include "ckpt/rules/check.h"
 #include "ckpt/report/state_json.h"
+#include "ckpt/rules/check.h"
 
 #include <iostream>
 #include <sstream>

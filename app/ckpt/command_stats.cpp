@@ -5,9 +5,9 @@
 #include "progress_line.h"
 #include "text_format.h"
 
-#include "ckpt/stats/checkpoint_stats.h"
 #include "ckpt/report/json_export.h"
 #include "ckpt/report/stats_json.h"
+#include "ckpt/stats/checkpoint_stats.h"
 
 #include <cstdio>
 #include <filesystem>

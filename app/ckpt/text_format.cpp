@@ -2,7 +2,6 @@
 #include "text_format.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <ostream>
 
 namespace {

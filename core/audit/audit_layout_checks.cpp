@@ -4,9 +4,9 @@
 #include "ckpt/formats/checkpoint_file.h"
 #include "ckpt/formats/dcp_checkpoint.h"
 #include "ckpt/formats/rank_names.h"
+#include "ckpt/formats/safetensors_format.h"
 #include "ckpt/io/errors.h"
 #include "ckpt/io/mapped_file.h"
-#include "ckpt/formats/safetensors_format.h"
 
 #include <algorithm>
 #include <regex>

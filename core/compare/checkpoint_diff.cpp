@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/compare/checkpoint_diff.h"
 
-#include "ckpt/stats/checkpoint_stats.h"
 #include "ckpt/formats/dcp_checkpoint.h"
-#include "ckpt/io/errors.h"
 #include "ckpt/formats/tensor_view_reader.h"
+#include "ckpt/io/errors.h"
+#include "ckpt/stats/checkpoint_stats.h"
 
 #include <filesystem>
 #include <map>

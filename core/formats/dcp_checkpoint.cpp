@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <charconv>
 #include <map>
 #include <regex>
 

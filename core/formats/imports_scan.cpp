@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/formats/imports_scan.h"
 
-#include "ckpt/io/archive_members.h"
 #include "ckpt/formats/checkpoint_file.h"
 #include "ckpt/formats/file_sniff.h"
+#include "ckpt/io/archive_members.h"
 #include "ckpt/io/zip_archive.h"
 
 #include <unordered_set>

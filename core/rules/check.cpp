@@ -2,10 +2,10 @@
 #include "ckpt/rules/check.h"
 
 #include "ckpt/audit/manifest_audit.h"
+#include "ckpt/state/run_history.h"
 #include "data_cursor.h"
 #include "rule_families.h"
 #include "rule_support.h"
-#include "ckpt/state/run_history.h"
 
 #include <algorithm>
 #include <cmath>

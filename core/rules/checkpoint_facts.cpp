@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/rules/checkpoint_facts.h"
 
+#include "ckpt/audit/manifest_audit.h"
 #include "ckpt/formats/checkpoint_file.h"
 #include "ckpt/formats/imports_scan.h"
-#include "ckpt/audit/manifest_audit.h"
 
 #include <algorithm>
 #include <filesystem>

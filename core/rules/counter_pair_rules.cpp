@@ -2,8 +2,8 @@
 // Counters across a pair (recovery guide §2.2, §2.3, §4.2, §6.1): between A and B the global step,
 // the optimizer's step (less AMP-skipped updates), the scheduler's position and the data cursor
 // all advance by the same amount. Whichever moved differently is the state the resume broke.
-#include "data_cursor.h"
 #include "ckpt/rules/rule_catalogue.h"
+#include "data_cursor.h"
 #include "rule_families.h"
 #include "rule_support.h"
 #include "scaler_account.h"

@@ -3,8 +3,8 @@
 // agrees with the number of updates (epoch × batches per epoch + position = global step ×
 // gradient accumulation; the guide's example saves batch_pos = the next unconsumed batch), and
 // per-rank samplers that agree with each other and with the checkpoint's own cursor.
-#include "data_cursor.h"
 #include "ckpt/rules/rule_catalogue.h"
+#include "data_cursor.h"
 #include "rule_families.h"
 #include "rule_support.h"
 

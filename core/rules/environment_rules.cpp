@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Environment metadata E_t (recovery guide §9.1, §6.3): the versions, world size and precision a
 // resume must compare against are recorded, and the files of one checkpoint agree on them.
-#include "environment_keys.h"
 #include "ckpt/rules/rule_catalogue.h"
+#include "environment_keys.h"
 #include "rule_families.h"
 #include "rule_support.h"
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Structure across a pair (recovery guide §9.1, §10.3): the model's keys (allowing for wrapper
 // prefixes such as DDP's `module.`), shapes and dtypes, and the environment a resume must match.
-#include "environment_keys.h"
 #include "ckpt/rules/rule_catalogue.h"
+#include "environment_keys.h"
 #include "rule_families.h"
 #include "rule_support.h"
 

@@ -4,7 +4,6 @@
 #include "ckpt/formats/rank_names.h"
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <regex>
 #include <stdexcept>

@@ -5,8 +5,8 @@
 #include "state_reader.h"
 
 #include "ckpt/formats/dcp_checkpoint.h"
-#include "state_structure.h"
 #include "ckpt/state/state_values.h"
+#include "state_structure.h"
 
 #include <algorithm>
 #include <set>

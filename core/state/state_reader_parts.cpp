@@ -5,8 +5,8 @@
 // its usual key or, failing that, by its structure.
 #include "state_reader.h"
 
-#include "state_structure.h"
 #include "ckpt/state/state_values.h"
+#include "state_structure.h"
 #include "zero_optimizer.h"
 
 #include <algorithm>

@@ -5,8 +5,8 @@
 #pragma once
 
 #include "ckpt/formats/key_path.h"
-#include "ckpt/state/training_state.h"
 #include "ckpt/pickle/value_graph.h"
+#include "ckpt/state/training_state.h"
 
 #include <set>
 #include <string>

@@ -3,15 +3,14 @@
 
 #include "ckpt/formats/dcp_checkpoint.h"
 #include "ckpt/formats/rank_names.h"
+#include "ckpt/formats/tensor_view_reader.h"
 #include "ckpt/io/errors.h"
 #include "stats_state.h"
-#include "ckpt/formats/tensor_view_reader.h"
 
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <regex>
 #include <set>
 
 namespace ckpt {

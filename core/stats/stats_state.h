@@ -3,9 +3,9 @@
 // core (the parallel drivers fill it directly).
 #pragma once
 
-#include "stats_kernels.h"
 #include "ckpt/stats/tensor_compare.h"
 #include "ckpt/stats/tensor_stats.h"
+#include "stats_kernels.h"
 #include "value_sketch.h"
 
 #include <functional>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/stats/tensor_compare.h"
 
-#include "ckpt/formats/checkpoint_file.h"
 #include "chunked_scan.h"
+#include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/formats/tensor_view_reader.h"
 #include "ckpt/io/errors.h"
 #include "stats_state.h"
-#include "ckpt/formats/tensor_view_reader.h"
 
 #include <cmath>
 #include <map>

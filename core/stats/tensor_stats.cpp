@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/stats/tensor_stats.h"
 
-#include "ckpt/formats/checkpoint_file.h"
 #include "chunked_scan.h"
+#include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/formats/tensor_view_reader.h"
 #include "ckpt/io/errors.h"
 #include "linear_bins.h"
 #include "stats_state.h"
-#include "ckpt/formats/tensor_view_reader.h"
 #include "value_sketch.h"
 
 #include <algorithm>

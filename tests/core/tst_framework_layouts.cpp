@@ -6,8 +6,8 @@
 #include "test_support.h"
 
 #include "ckpt/audit/manifest_audit.h"
-#include "ckpt/state/run_history.h"
 #include "ckpt/report/state_json.h"
+#include "ckpt/state/run_history.h"
 #include "ckpt/state/training_state.h"
 
 #include <QProcess>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The pickle machine and the interpretation layer on hand-assembled pickles: every opcode
 // family, memo identity, Python 2 names, limits, and error messages with offsets.
-#include "ckpt/io/errors.h"
 #include "ckpt/formats/key_path.h"
+#include "ckpt/io/errors.h"
 #include "ckpt/pickle/pickle_interpreter.h"
 #include "ckpt/pickle/pickle_machine.h"
 

@@ -4,9 +4,9 @@
 #include "test_support.h"
 
 #include "ckpt/compare/checkpoint_diff.h"
-#include "ckpt/stats/checkpoint_stats.h"
 #include "ckpt/io/errors.h"
 #include "ckpt/report/stats_json.h"
+#include "ckpt/stats/checkpoint_stats.h"
 
 #include <QTest>
 

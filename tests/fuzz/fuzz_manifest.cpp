@@ -4,8 +4,8 @@
 // (entries, sizes, hashes, RNG ranks, latest) runs on one hashing thread.
 #include "fuzz_support.h"
 
-#include "ckpt/report/json_export.h"
 #include "ckpt/audit/manifest_audit.h"
+#include "ckpt/report/json_export.h"
 
 namespace {
 

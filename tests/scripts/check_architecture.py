@@ -57,7 +57,7 @@ for lib in libs:
     libdir = os.path.join(core, lib)
     for path in sources(libdir):
         rel = os.path.relpath(path, root)
-        public = os.sep + 'include' + os.sep in os.path.relpath(path, libdir) or os.path.relpath(path, libdir).startswith('include' + os.sep)
+        public = os.path.relpath(path, libdir).split(os.sep)[0] == 'include'
         for inc in include_re.findall(open(path, encoding='utf-8', errors='replace').read()):
             m = re.match(r'ckpt/([a-z_]+)/', inc)
             if m:

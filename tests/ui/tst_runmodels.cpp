@@ -3,8 +3,8 @@
 // (RunLoader in the background): each model is wrapped in QAbstractItemModelTester before it gets
 // data, then printed and compared with what the sample runs are known to hold (sample_runs/README.md,
 // sample_runs/broken/README.md, `ckpt audit`).
-#include "uitestutil.h"
 #include "ckpt/compare/checkpoint_diff.h"
+#include "uitestutil.h"
 
 #include "ui/models/checkpointfilesmodel.h"
 #include "ui/models/comparisonmodel.h"

@@ -4,8 +4,8 @@
 
 #include "ckpt/formats/checkpoint_file.h"
 #include "ckpt/io/errors.h"
-#include "ckpt/stats/tensor_stats.h"
 #include "ckpt/state/training_state.h"
+#include "ckpt/stats/tensor_stats.h"
 #include "ui/pages/copytableview.h"
 #include "ui/pages/tensorlistmodel.h"
 #include "ui/plots/histogramplot.h"

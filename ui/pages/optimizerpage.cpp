@@ -2,10 +2,10 @@
 #include "ui/backgroundpriority.h"
 #include "ui/pages/optimizerpage.h"
 
-#include "ckpt/stats/checkpoint_stats.h"
 #include "ckpt/io/errors.h"
 #include "ckpt/state/run_history.h"
 #include "ckpt/state/training_state.h"
+#include "ckpt/stats/checkpoint_stats.h"
 #include "ui/pages/copytableview.h"
 #include "ui/pages/momentstatemodel.h"
 #include "ui/pages/paramgroupsmodel.h"

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "ui/pages/optimizerrows.h"
 
-#include "ckpt/stats/checkpoint_stats.h"
 #include "ckpt/io/errors.h"
 #include "ckpt/state/run_history.h"
+#include "ckpt/stats/checkpoint_stats.h"
 #include "ui/textformat.h"
 
 #include <cmath>

@@ -2,17 +2,16 @@
 #include "ui/pages/tensorrows.h"
 
 #include "ckpt/formats/checkpoint_file.h"
-#include "ckpt/formats/rank_names.h"
-#include "ckpt/stats/checkpoint_stats.h"
 #include "ckpt/formats/dcp_checkpoint.h"
+#include "ckpt/formats/rank_names.h"
+#include "ckpt/state/training_state.h"
+#include "ckpt/stats/checkpoint_stats.h"
 #include "ckpt/stats/tensor_compare.h"
 #include "ckpt/stats/tensor_stats.h"
-#include "ckpt/state/training_state.h"
 #include "ui/textformat.h"
 
 #include <QDir>
 #include <QObject>
-#include <QRegularExpression>
 #include <QFileInfo>
 
 #include <algorithm>

@@ -6,8 +6,8 @@
 // generator per rank: same / advanced / different), data cursor, counters and environment.
 #pragma once
 
-#include "ckpt/stats/tensor_compare.h"
 #include "ckpt/state/training_state.h"
+#include "ckpt/stats/tensor_compare.h"
 
 #include <string>
 #include <vector>

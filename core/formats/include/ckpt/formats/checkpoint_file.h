@@ -5,13 +5,13 @@
 #pragma once
 
 #include "ckpt/formats/file_sniff.h"
-#include "ckpt/pickle/imports_report.h"
 #include "ckpt/formats/imports_scan.h"
 #include "ckpt/formats/key_path.h"
 #include "ckpt/io/mapped_file.h"
+#include "ckpt/io/zip_archive.h"
+#include "ckpt/pickle/imports_report.h"
 #include "ckpt/pickle/pickle_interpreter.h"
 #include "ckpt/pickle/tensor_info.h"
-#include "ckpt/io/zip_archive.h"
 
 #include <memory>
 #include <optional>

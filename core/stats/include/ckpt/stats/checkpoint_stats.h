@@ -6,9 +6,9 @@
 
 #include "ckpt/formats/checkpoint_file.h"
 #include "ckpt/formats/dcp_checkpoint.h"
+#include "ckpt/state/training_state.h"
 #include "ckpt/stats/tensor_compare.h"
 #include "ckpt/stats/tensor_stats.h"
-#include "ckpt/state/training_state.h"
 
 #include <map>
 #include <memory>
