@@ -77,7 +77,7 @@ void paramsWithoutState(const TrainingState& s, Findings& out)
         if (withState.contains(order[i]))
             continue;
         std::string name = order[i];
-        if (trainable.size() == order.size() && o.nameMapping != "by name")
+        if (trainable.size() == order.size() && o.nameMapping.starts_with("by order")) // index i is parameter i
             name = trainable[i] + " (index " + order[i] + ")";
         missing.push_back(name);
     }

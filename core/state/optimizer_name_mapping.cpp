@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Which model parameter each optimizer entry belongs to: optimizers key their state by index
-// (or by name), so indices are matched to the model's parameters by name, by order, by shape
-// when a safetensors model lost the order, or not at all, with a warning saying why.
+// (or by name), so indices are matched to the model's parameters by name, by order, within
+// each param group when there are several, by shape when a safetensors model lost the order, or
+// not at all, with a warning saying why.
 #include "state_reader.h"
 
 #include "state_structure.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace ckpt::detail {
@@ -67,6 +69,59 @@ void StateReader::mapByShape(const std::vector<std::string>& names)
     if (ambiguous)
         m_state.warnings.push_back("optimizer parameters were matched to model parameters by shape, and several parameters "
                                    "share a shape: names of those may be swapped");
+}
+
+// torch numbers the parameters of optimizer.state_dict() consecutively across param_groups, in
+// group order, each group in the order it was given its parameters (pytorch@bf6a61dc,
+// torch/optim/optimizer.py, Optimizer.state_dict's pack_group; load_state_dict maps them back
+// the same way, chaining the groups: pytorch@002d2f0b, same file). With one group that is the
+// model's order. With several (weight decay and no decay) it is not, and the file does not record
+// which parameter went to which group. The common builders fill every group from
+// named_parameters(), so each group lists a subsequence of the model's order: the HF Trainer's
+// create_optimizer (transformers@000945a9, src/transformers/trainer.py: decay group first, then
+// no decay) and nanoGPT's configure_optimizers. That is the convention used here: walking each
+// group, an entry takes the next unused parameter after the group's previous one whose shape is
+// its moments' shape. Entries without moments (never stepped) keep no name.
+void StateReader::mapWithinGroups(const std::vector<std::string>& names)
+{
+    OptimizerPart& opt = *m_state.optimizer;
+    std::map<std::string, ParamState*> stateOf;
+    for (auto& ps : opt.paramState)
+        stateOf[ps.index] = &ps;
+    std::vector<const ParameterEntry*> entries;
+    for (const auto& n : names)
+        entries.push_back(param(n));
+    std::vector<bool> taken(names.size(), false);
+    std::map<ParamState*, std::string> picked;
+    for (std::size_t gi = 0; gi < opt.groups.size(); ++gi) {
+        std::size_t next = 0;
+        for (const auto& index : opt.groups[gi].params) {
+            const auto it = stateOf.find(index);
+            const MomentInfo* m = nullptr;
+            if (it != stateOf.end()) {
+                for (const auto& mi : it->second->moments)
+                    m = m ? m : (mi.shape.empty() ? nullptr : &mi);
+            }
+            if (!m)
+                continue;
+            std::size_t j = next;
+            while (j < names.size() && (taken[j] || !entries[j] || entries[j]->shape != m->shape))
+                ++j;
+            if (j == names.size()) {
+                opt.nameMapping = "none (optimizer index " + index + " of param group " + std::to_string(gi)
+                                + " has no parameter of its shape left in the model's order)";
+                m_state.warnings.push_back("optimizer parameters cannot be matched to model parameters: " + opt.nameMapping);
+                return;
+            }
+            taken[j] = true;
+            picked[it->second] = names[j];
+            next = j + 1;
+        }
+    }
+    for (auto& [ps, name] : picked)
+        ps->name = name;
+    opt.nameMapping = "within " + std::to_string(opt.groups.size())
+                    + " param groups, each in the model's order (the HF Trainer's and nanoGPT's convention)";
 }
 
 void StateReader::mapOptimizerNames()
@@ -132,6 +187,10 @@ void StateReader::mapOptimizerNames()
                                          [](const ParameterEntry& p) { return p.from.file.ends_with(".safetensors"); });
     if (sortedModel && !shapesAgree(order, *names)) {
         mapByShape(*names);
+        return;
+    }
+    if (opt.groups.size() > 1) {
+        mapWithinGroups(*names);
         return;
     }
     for (auto& ps : opt.paramState) {

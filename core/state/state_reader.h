@@ -54,6 +54,7 @@ private:
     bool shapesAgree(const std::vector<std::string>& order, const std::vector<std::string>& names) const;
     const ParameterEntry* param(const std::string& name) const;
     void mapByShape(const std::vector<std::string>& names);
+    void mapWithinGroups(const std::vector<std::string>& names);
     void mapOptimizerNames();
 
     // state_reader_dcp.cpp

@@ -6,9 +6,12 @@
 
 #include "ckpt/rules/check.h"
 #include "ckpt/rules/rule_catalogue.h"
+#include "ckpt/state/training_state.h"
 
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -94,6 +97,7 @@ private slots:
         row("optimizer.state-missing", rcase("fresh_optimizer.pt"), good, "error");
         row("optimizer.param-without-state", rcase("unused_param.pt"), good, "warning");
         row("optimizer.unmatched-params", rcase("subset_optimizer.pt"), good, "warning");
+        row("optimizer.unmatched-params", rcase("decay_groups_swapped.pt"), rcase("decay_groups.pt"), "warning");
         row("optimizer.moment-shape", rcase("swapped_state.pt"), good, "error");
         row("optimizer.steps-differ", rcase("uneven_steps.pt"), good, "warning");
         row("optimizer.step-vs-global-step", sample("broken/optimizer-not-restored/checkpoint-0000300"),
@@ -144,6 +148,24 @@ private slots:
         QCOMPARE(f->checkpoints, std::vector<std::string>{positive.toStdString()});
         const auto neg = checkOne(negative.toStdString());
         QVERIFY2(!find(neg, rule.toStdString()), listRules(neg).constData());
+    }
+
+    // Weight decay / no decay groups (the HF Trainer's and nanoGPT's set-up): optimizer indices run
+    // over the groups in order, not over the model. Every index gets the name torch gave it, and
+    // the clean checkpoint raises no warning or error (it used to raise four moment-shape errors).
+    void decayGroupsNamedAsTorchNumbersThem()
+    {
+        std::ifstream in(rcase("decay_groups.names.json"));
+        QVERIFY2(in, "decay_groups.names.json missing: run fixtures.rule_cases");
+        const auto expected = nlohmann::json::parse(in);
+        const TrainingState s = readTrainingState(rcase("decay_groups.pt"));
+        QVERIFY(s.optimizer);
+        QVERIFY2(s.optimizer->nameMapping.starts_with("within 2 param groups"), s.optimizer->nameMapping.c_str());
+        QCOMPARE(s.optimizer->paramState.size(), expected.size());
+        for (const auto& ps : s.optimizer->paramState)
+            QCOMPARE(ps.name, expected.at(ps.index).get<std::string>());
+        for (const auto& f : checkOne(rcase("decay_groups.pt")))
+            QVERIFY2(f.severity == Severity::Info, (f.rule + ": " + f.message).c_str());
     }
 
     // ---- pairs: A then B ----

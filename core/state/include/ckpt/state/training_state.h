@@ -70,7 +70,7 @@ struct ParamGroup {
 
 struct OptimizerPart {
     std::string type;          // "Adam/AdamW", "SGD", "RMSprop", "Adagrad"... inferred from the state keys
-    std::string nameMapping;   // how indices were mapped to names: "by name", "by order", "by order, buffers skipped", "none"
+    std::string nameMapping;   // how indices were mapped to names: "by name", "by order", "by order, buffers skipped", "within N param groups, ...", "by shape ...", "none (...)"
     std::vector<ParamGroup> groups;
     std::vector<ParamState> paramState;
     Provenance from;
