@@ -151,6 +151,8 @@ const std::vector<RuleInfo> kRules = {
      "a safetensors index whose weight_map disagrees with the shard headers"},
     {"integrity.dcp-coverage", S::Error, C::Integrity, R::Checkpoint, "§7.2",
      "DCP .metadata chunks that do not tile a tensor or point at missing data"},
+    {"integrity.shard-missing", S::Error, C::Integrity, R::Checkpoint, "§7.2",
+     "a DeepSpeed ZeRO checkpoint lacks the optimizer partition of a rank below dp_world_size"},
     // security
     {"security.dangerous-import", S::Error, C::Security, R::Checkpoint, "§11.2",
      "a pickle references globals that can run code (os.system, builtins.eval, subprocess...)"},
