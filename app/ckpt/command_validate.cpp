@@ -64,7 +64,8 @@ void printHuman(const nlohmann::json& event)
 int runValidate(const CliArgs& args)
 {
     if (args.positional.size() != 1)
-        return failWith("validate needs one checkpoint: ckpt validate CKPT [--probe P] [--device D] [--launcher PREFIX] [--json]");
+        return failWith("validate needs one checkpoint: ckpt validate CKPT [--probe P] [--device D] [--launcher PREFIX] [--json] "
+                        "[--rtol X] [--threads N] [--validator PATH]");
     std::vector<std::string> forward = {args.positional[0]};
     for (const char* name : {"--probe", "--device", "--rtol", "--threads"}) {
         if (const auto v = args.option(name)) {

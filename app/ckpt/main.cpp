@@ -37,9 +37,11 @@ commands:
                                          (exit 1 if any warning or error)
   check --list-rules [--json]            the rule catalogue
   validate CKPT [--probe P] [--device D] [--launcher PREFIX] [--json]
+        [--rtol X] [--threads N] [--validator PATH]
                                          replay the update after CKPT with ckpt-validate (LibTorch)
                                          and compare it with the run's probe (exit 1 if it differs);
-                                         --launcher "ssh HOST --" / "srun ... --" runs it elsewhere
+                                         --launcher "ssh HOST --" / "srun ... --" runs it elsewhere;
+                                         --rtol the tolerance (1e-4), --validator which ckpt-validate
   --version                              print the version
 
 exit codes: 0 ok, 1 findings (dangerous imports), 2 the file cannot be read
