@@ -102,100 +102,33 @@ Aligned alignTensors(const TrainingState& s, const std::string& prefix, TensorSo
     return out;
 }
 
-// A resolved side: the open file and tensor (regular files), or the DCP entry.
-struct Resolved {
-    const CheckpointFile* file = nullptr;
-    const TensorInfo* tensor = nullptr;
-    const DcpCheckpoint* dcp = nullptr;
-    const DcpEntry* entry = nullptr;
-};
-
-class Resolver {
-public:
-    Resolved resolve(const Provenance& p)
-    {
-        Resolved r;
-        if (fs::path(p.file).filename() == ".metadata") {
-            const std::string dir = fs::path(p.file).parent_path().string();
-            auto& d = m_dcps[dir];
-            if (!d)
-                d = std::make_unique<DcpCheckpoint>(readDcpCheckpoint(dir));
-            r.dcp = d.get();
-            for (const auto& e : d->entries) {
-                if (e.path == p.key && !e.isBytes)
-                    r.entry = &e;
-            }
-            if (!r.entry)
-                throw FormatError("no tensor " + formatKeyPath(p.key) + " in " + p.file);
-            return r;
-        }
-        r.file = &m_source.file(p.file);
-        r.tensor = m_source.find(p.file, p.key);
-        if (!r.tensor)
-            throw FormatError("no tensor " + formatKeyPath(p.key) + " in " + p.file);
-        return r;
-    }
-    TensorSource& source() { return m_source; }
-
-    // DCP chunks stay open while the comparison runs.
-    const CheckpointFile& chunk(const DcpCheckpoint& dcp, const DcpChunk& c)
-    {
-        m_chunks.push_back(dcp.openChunk(c));
-        return *m_chunks.back();
-    }
-
-private:
-    TensorSource m_source;
-    std::map<std::string, std::unique_ptr<DcpCheckpoint>> m_dcps;
-    std::vector<std::unique_ptr<CheckpointFile>> m_chunks;
-};
-
-// One element-wise comparison: a whole tensor, or one DCP chunk pair of it.
+// One element-wise comparison: a whole tensor, or one piece pair of a sharded one (DCP chunks on
+// both sides, or a chunk against the matching region of a whole tensor).
 struct PairJob {
     std::size_t diff;
     std::optional<TensorViewReader> a, b;
 };
 
-void planPair(TensorDiff& d, std::size_t index, const Resolved& ra, const Resolved& rb, Resolver& resolver,
+void planPair(TensorDiff& d, std::size_t index, const Provenance& from, const Provenance& to, TensorSource& source,
               std::vector<std::unique_ptr<PairJob>>& jobs)
 {
-    auto add = [&](const CheckpointFile& fa, const TensorInfo& ta, const CheckpointFile& fb, const TensorInfo& tb) {
-        if (ta.dtype != tb.dtype) {
+    const ResolvedTensor ra = source.resolve(from), rb = source.resolve(to);
+    for (const auto& [pa, pb] : pairPieces(ra, rb)) {
+        if (pa.tensor.dtype != pb.tensor.dtype) {
             d.status = DiffStatus::DtypeChanged;
             return;
         }
         auto job = std::make_unique<PairJob>();
         job->diff = index;
-        job->a.emplace(fa, ta);
-        job->b.emplace(fb, tb);
+        job->a.emplace(*pa.file, pa.tensor);
+        job->b.emplace(*pb.file, pb.tensor);
         if (job->a->numel() != job->b->numel())
             throw FormatError("the two sides have different element counts");
         jobs.push_back(std::move(job));
-    };
-    if (ra.file && rb.file) {
-        add(*ra.file, *ra.tensor, *rb.file, *rb.tensor);
-        return;
-    }
-    if (!(ra.entry && rb.entry))
-        throw FormatError("comparing a torch.distributed.checkpoint tensor with a single-file one is not supported yet");
-    if (ra.entry->chunks.size() != rb.entry->chunks.size())
-        throw FormatError("the two sides are sharded differently (" + std::to_string(ra.entry->chunks.size()) + " vs "
-                          + std::to_string(rb.entry->chunks.size()) + " chunks)");
-    for (std::size_t i = 0; i < ra.entry->chunks.size(); ++i) {
-        const DcpChunk& ca = ra.entry->chunks[i];
-        const auto it = std::find_if(rb.entry->chunks.begin(), rb.entry->chunks.end(),
-                                     [&](const DcpChunk& c) { return c.offsets == ca.offsets && c.sizes == ca.sizes; });
-        if (it == rb.entry->chunks.end())
-            throw FormatError("the two sides are sharded differently (chunk offsets differ)");
-        const CheckpointFile& fa = resolver.chunk(*ra.dcp, ca);
-        const CheckpointFile& fb = resolver.chunk(*rb.dcp, *it);
-        if (fa.tensorEntries().empty() || fb.tensorEntries().empty())
-            throw FormatError("a chunk holds no tensor");
-        add(fa, fa.tensors()[fa.tensorEntries().front().tensor], fb, fb.tensors()[fb.tensorEntries().front().tensor]);
     }
 }
 
-void compareTensorsOf(CheckpointDiff& out, const Aligned& a, const Aligned& b, Resolver& resolver, const StatsOptions& options)
+void compareTensorsOf(CheckpointDiff& out, const Aligned& a, const Aligned& b, TensorSource& source, const StatsOptions& options)
 {
     std::map<std::string, const TensorRef*> inB;
     for (const auto& [key, ref] : b)
@@ -230,7 +163,7 @@ void compareTensorsOf(CheckpointDiff& out, const Aligned& a, const Aligned& b, R
         else {
             const std::size_t before = jobs.size();
             try {
-                planPair(d, out.tensors.size(), resolver.resolve(ra.from), resolver.resolve(rb.from), resolver, jobs);
+                planPair(d, out.tensors.size(), ra.from, rb.from, source, jobs);
             } catch (const std::exception& e) {
                 jobs.resize(before);
                 d.status = DiffStatus::Unreadable;
@@ -497,15 +430,15 @@ CheckpointDiff diffCheckpoints(const TrainingState& a, const TrainingState& b, c
     for (const auto& w : b.warnings)
         out.warnings.push_back("B: " + w);
 
-    Resolver resolver;
+    TensorSource source;
     std::vector<std::string> warnA, warnB;
-    const Aligned ta = alignTensors(a, out.prefixA, resolver.source(), warnA);
-    const Aligned tb = alignTensors(b, out.prefixB, resolver.source(), warnB);
+    const Aligned ta = alignTensors(a, out.prefixA, source, warnA);
+    const Aligned tb = alignTensors(b, out.prefixB, source, warnB);
     for (const auto& w : warnA)
         out.warnings.push_back("A: " + w);
     for (const auto& w : warnB)
         out.warnings.push_back("B: " + w);
-    compareTensorsOf(out, ta, tb, resolver, options);
+    compareTensorsOf(out, ta, tb, source, options);
     for (const auto& t : out.tensors) {
         switch (t.status) {
         case DiffStatus::Equal: ++out.counts.equal; break;

@@ -78,6 +78,17 @@ std::string checkTiling(const DcpEntry& e)
 
 } // namespace
 
+bool isDcpMetadataFile(const std::string& path)
+{
+    const std::string name = std::filesystem::path(path).filename().string();
+    if (name == ".metadata")
+        return true;
+    if (!name.starts_with("__") || !name.ends_with(".metadata") || name.size() <= 11)
+        return false;
+    const std::string rank = name.substr(2, name.size() - 11);
+    return std::all_of(rank.begin(), rank.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 std::unique_ptr<CheckpointFile> DcpCheckpoint::openChunk(const DcpChunk& chunk) const
 {
     if (chunk.file.empty())

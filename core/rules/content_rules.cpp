@@ -51,10 +51,21 @@ void contentRules(const CheckpointFacts& c, Findings& out)
     if (!c.content)
         return;
     const TrainingState& s = c.state;
-    std::vector<Hit> modelNonfinite, momentNonfinite, negative;
+    std::vector<Hit> modelNonfinite, momentNonfinite, negative, unchecked;
+    std::size_t looked = 0;
+    // Every tensor the rules ask for is counted; one that cannot be read is reported, never
+    // passed over as clean (a truncated file, a chunk without storage, an unknown dtype).
+    auto read = [&](const std::string& name, const Provenance& from) {
+        ++looked;
+        std::string problem;
+        auto sum = c.content->summary(from, &problem);
+        if (!sum)
+            unchecked.push_back({name, problem.empty() ? "cannot be read" : problem, from});
+        return sum;
+    };
     if (s.model) {
         for (const auto& p : s.model->parameters) {
-            const auto sum = c.content->summary(p.from);
+            const auto sum = read(p.name, p.from);
             if (sum && (sum->nan || sum->inf))
                 modelNonfinite.push_back({p.name, nonfiniteText(*sum), p.from});
         }
@@ -62,10 +73,10 @@ void contentRules(const CheckpointFacts& c, Findings& out)
     if (s.optimizer) {
         for (const auto& ps : s.optimizer->paramState) {
             for (const auto& m : ps.moments) {
-                const auto sum = c.content->summary(m.from);
+                const std::string name = (ps.name.empty() ? ps.index : ps.name) + " " + m.name;
+                const auto sum = read(name, m.from);
                 if (!sum)
                     continue;
-                const std::string name = (ps.name.empty() ? ps.index : ps.name) + " " + m.name;
                 if (sum->nan || sum->inf)
                     momentNonfinite.push_back({name, nonfiniteText(*sum), m.from});
                 if (isSecondMoment(m.name) && sum->min < 0)
@@ -82,6 +93,11 @@ void contentRules(const CheckpointFacts& c, Findings& out)
     report("optimizer.negative-second-moment", "second-moment tensor(s) hold negative values", negative,
            "exp_avg_sq is a running mean of squared gradients and is never negative: the bytes are damaged, or the moments "
            "were swapped with exp_avg by a converter or a hand-written loader (recovery guide §2.2 on optimizer state).", Component::Optimizer, out);
+    report("integrity.content-unchecked", "of " + std::to_string(looked) + " tensor(s) could not be read, so NaN/Inf and "
+           "moment checks did not look at them", unchecked,
+           "Their bytes are missing or damaged (a truncated copy, a chunk .metadata points past), or their type is one the "
+           "inspector cannot read; `ckpt tensors --stats` on the file names each (recovery guide §6.3 on manifest contents).",
+           Component::Integrity, out);
 }
 
 void contentPairRules(const CheckpointFacts& a, const CheckpointFacts& b, Findings& out)

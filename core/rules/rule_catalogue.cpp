@@ -153,6 +153,8 @@ const std::vector<RuleInfo> kRules = {
      "DCP .metadata chunks that do not tile a tensor or point at missing data"},
     {"integrity.shard-missing", S::Error, C::Integrity, R::Checkpoint, "§7.2",
      "a DeepSpeed ZeRO checkpoint lacks the optimizer partition of a rank below dp_world_size"},
+    {"integrity.content-unchecked", S::Warning, C::Integrity, R::Checkpoint, "§6.3",
+     "model or optimizer tensors whose bytes could not be read, so the content rules did not check them"},
     // security
     {"security.dangerous-import", S::Error, C::Security, R::Checkpoint, "§11.2",
      "a pickle references globals that can run code (os.system, builtins.eval, subprocess...)"},

@@ -6,6 +6,8 @@
 #include "test_support.h"
 
 #include "ckpt/audit/manifest_audit.h"
+#include "ckpt/formats/dcp_checkpoint.h"
+#include "ckpt/formats/tensor_view_reader.h"
 #include "ckpt/report/state_json.h"
 #include "ckpt/state/run_history.h"
 #include "ckpt/state/training_state.h"
@@ -15,7 +17,9 @@
 #include <QTest>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 using namespace ckpt;
@@ -33,6 +37,47 @@ const StateField* find(const std::vector<StateField>& fields, const std::string&
             return &f;
     }
     return nullptr;
+}
+
+json checkJson(const std::string& path)
+{
+    const CkptRun r = runCkpt({QStringLiteral("check"), QString::fromStdString(path), QStringLiteral("--json")});
+    return json::parse(r.out.toStdString());
+}
+
+std::vector<json> findingsOf(const json& check, const std::string& rule)
+{
+    std::vector<json> out;
+    for (const auto& f : check["findings"])
+        if (f["rule"] == rule)
+            out.push_back(f);
+    return out;
+}
+
+// Overwrites the first element of `fqn`'s chunk held by `rank` with a NaN, in place: found by
+// its bytes inside the chunk's slice of the .distcp file (the archive stores them uncompressed).
+void plantNan(const std::string& dir, const std::string& fqn, int rank)
+{
+    const DcpCheckpoint dcp = readDcpCheckpoint(dir);
+    const auto e = std::find_if(dcp.entries.begin(), dcp.entries.end(), [&](const DcpEntry& x) { return x.fqn == fqn; });
+    QVERIFY2(e != dcp.entries.end(), fqn.c_str());
+    const auto c = std::find_if(e->chunks.begin(), e->chunks.end(), [&](const DcpChunk& x) { return x.rank == rank; });
+    QVERIFY(c != e->chunks.end());
+    const auto chunk = dcp.openChunk(*c);
+    const TensorViewReader view(*chunk, chunk->tensors()[chunk->tensorEntries().front().tensor]);
+    QCOMPARE(view.elementSize(), std::size_t(4));
+    std::vector<std::byte> buffer;
+    const std::byte* first = view.read(0, 4, buffer);
+    std::string needle(reinterpret_cast<const char*>(first), 16);
+    std::fstream f(dir + "/" + c->file, std::ios::in | std::ios::out | std::ios::binary);
+    std::string slice(c->length, '\0');
+    f.seekg(static_cast<std::streamoff>(c->offset));
+    f.read(slice.data(), static_cast<std::streamsize>(slice.size()));
+    const auto at = slice.find(needle);
+    QVERIFY(at != std::string::npos && slice.find(needle, at + 1) == std::string::npos);
+    const char nan[4] = {0x00, 0x00, static_cast<char>(0xc0), 0x7f}; // float32 quiet NaN, little-endian
+    f.seekp(static_cast<std::streamoff>(c->offset + at));
+    f.write(nan, 4);
 }
 
 } // namespace
@@ -323,6 +368,67 @@ private slots:
         const json j = json::parse(cli.out.toStdString());
         for (const char* key : {"files_checked", "bytes_hashed", "findings"})
             QVERIFY2(j.contains(key), key);
+    }
+
+    // One resolver from a provenance to bytes (ckpt/stats/tensor_source.h) for the diff, the
+    // statistics and the rules: DCP against a single file, per-rank metadata, content rules inside
+    // .distcp chunks, and content that cannot be read reported instead of passed as clean.
+    void oneResolverForDcp()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        namespace fs = std::filesystem;
+        const std::string tmp = dir.path().toStdString();
+
+        // dcp/step-30's model reassembled by PyTorch into one torch.save file: equal tensor for tensor.
+        QProcess p;
+        p.start(QStringLiteral(CKPT_PYTHON), {QStringLiteral(CKPT_SOURCE_DIR) + "/tests/fixtures/read_framework_runs.py",
+                                              QString::fromStdString(sample("")), QString::fromStdString(tmp + "/model.pt")});
+        QVERIFY(p.waitForFinished(120000) && p.exitCode() == 0);
+        for (const bool dcpFirst : {true, false}) {
+            const QString a = QString::fromStdString(dcpFirst ? sample("dcp/step-30") : tmp + "/model.pt");
+            const QString b = QString::fromStdString(dcpFirst ? tmp + "/model.pt" : sample("dcp/step-30"));
+            const CkptRun r = runCkpt({QStringLiteral("diff"), a, b, QStringLiteral("--json")});
+            const json j = json::parse(r.out.toStdString());
+            int equal = 0;
+            for (const auto& t : j["tensors"]) {
+                if (t["component"] == "model") {
+                    QVERIFY2(t["status"] == "equal", t.dump().c_str());
+                    ++equal;
+                }
+            }
+            QCOMPARE(equal, 6); // 0.weight is split over two ranks' chunks, the file holds it whole
+        }
+
+        // A save without a process group (__0.metadata, __1.metadata) against itself: all equal.
+        const CkptRun self = runCkpt({QStringLiteral("diff"), QString::fromStdString(sample("dcp-no-collectives/step-30")),
+                                      QString::fromStdString(sample("dcp-no-collectives/step-30")), QStringLiteral("--json")});
+        const json selfJ = json::parse(self.out.toStdString());
+        QCOMPARE(selfJ["counts"]["unreadable"].get<int>(), 0);
+        QCOMPARE(selfJ["counts"]["equal"].get<int>(), 18);
+
+        // A NaN planted in rank 1's chunk of 0.weight: the content rule sees it through .distcp.
+        fs::copy(sample("dcp-no-collectives"), tmp + "/dcp", fs::copy_options::recursive);
+        for (const auto& e : fs::recursive_directory_iterator(tmp + "/dcp"))
+            fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
+        const std::string step = tmp + "/dcp/step-30";
+        QVERIFY(findingsOf(checkJson(step), "model.nonfinite").empty());
+        plantNan(step, "model.0.weight", 1);
+        const auto nonfinite = findingsOf(checkJson(step), "model.nonfinite");
+        QCOMPARE(nonfinite.size(), std::size_t(1));
+        QCOMPARE(nonfinite[0]["severity"].get<std::string>(), std::string("error"));
+        QVERIFY2(nonfinite[0]["message"].get<std::string>().find("0.weight") != std::string::npos, nonfinite[0].dump().c_str());
+        QVERIFY(nonfinite[0]["evidence"][0]["value"].get<std::string>().starts_with("1 NaN, 0 Inf of 128"));
+
+        // Rank 1's data file cut short: not "clean" but "content not checked", with the count.
+        fs::resize_file(step + "/__1_0.distcp", fs::file_size(step + "/__1_0.distcp") / 2);
+        const json cut = checkJson(step);
+        const auto unchecked = findingsOf(cut, "integrity.content-unchecked");
+        QCOMPARE(unchecked.size(), std::size_t(1));
+        QCOMPARE(unchecked[0]["severity"].get<std::string>(), std::string("warning"));
+        QCOMPARE(unchecked[0]["component"].get<std::string>(), std::string("integrity"));
+        QVERIFY2(unchecked[0]["message"].get<std::string>().find(" of 18 tensor(s) could not be read") != std::string::npos,
+                 unchecked[0].dump().c_str());
     }
 
 private:

@@ -45,6 +45,10 @@ struct DcpCheckpoint {
     std::unique_ptr<CheckpointFile> openChunk(const DcpChunk& chunk) const;
 };
 
+/// Whether `path` names a DCP metadata file: `.metadata`, or `__<rank>.metadata` of a save made
+/// without a process group. A tensor's provenance in a DCP checkpoint names one of these.
+bool isDcpMetadataFile(const std::string& path);
+
 /// Reads `.metadata`, or when it is absent every `__<rank>.metadata`. Throws OpenError naming the
 /// metadata file when it is missing or unreadable.
 DcpCheckpoint readDcpCheckpoint(const std::string& dir);

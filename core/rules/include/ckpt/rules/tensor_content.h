@@ -24,15 +24,19 @@ struct TensorSummary {
 class TensorContentSource {
 public:
     virtual ~TensorContentSource() = default;
-    /// The summary of the numeric tensor at `where`; nullopt when it cannot be read.
-    virtual std::optional<TensorSummary> summary(const Provenance& where) = 0;
+    /// The summary of the numeric tensor at `where`; nullopt when it cannot be read, and then
+    /// `problem` (when given) says why, naming the file.
+    virtual std::optional<TensorSummary> summary(const Provenance& where, std::string* problem) = 0;
+    std::optional<TensorSummary> summary(const Provenance& where) { return summary(where, nullptr); }
     /// Whether two tensors (any files) hold the same dtype, shape and bits; nullopt when either
     /// cannot be read.
     virtual std::optional<bool> sameBits(const Provenance& a, const Provenance& b) = 0;
 };
 
-/// The source `ckpt check` uses: core/stats/include/ckpt/stats/tensor_stats.h statistics and core/stats/include/ckpt/stats/tensor_compare.h
-/// comparisons over files it opens once each (read-only, cached for the source's lifetime).
+/// The source `ckpt check` uses: the statistics and comparisons of ckpt/stats/tensor_source.h, the
+/// resolver the diff and the GUI use too, so every layout (DCP chunks with one or per-rank
+/// metadata included) is read the same way. Files are opened once each, read-only, and cached for
+/// the source's lifetime.
 std::shared_ptr<TensorContentSource> makeStatsContentSource();
 
 } // namespace ckpt

@@ -8,6 +8,7 @@
 #include "ckpt/formats/dcp_checkpoint.h"
 #include "ckpt/state/training_state.h"
 #include "ckpt/stats/tensor_compare.h"
+#include "ckpt/stats/tensor_source.h"
 #include "ckpt/stats/tensor_stats.h"
 
 #include <map>
@@ -84,31 +85,5 @@ ShardedTensorStats computeDcpTensorStats(const DcpCheckpoint& dcp, const DcpEntr
 
 /// The chunk map of every DCP tensor (no statistics computed; ShardInfo::stats left empty).
 std::vector<ShardedTensorStats> dcpShardMaps(const DcpCheckpoint& dcp);
-
-/// Opens the files a TrainingState refers to on demand and keeps them open, so callers (the
-/// rules engine, the GUI) can ask for statistics of any tensor by its provenance. Not
-/// thread-safe: use one per thread.
-class TensorSource {
-public:
-    TensorSource();
-    ~TensorSource();
-    TensorSource(const TensorSource&) = delete;
-    TensorSource& operator=(const TensorSource&) = delete;
-
-    /// The open file at `path` (opened on first use). Throws OpenError.
-    const CheckpointFile& file(const std::string& path);
-    /// The tensor at `key` in that file, or nullptr.
-    const TensorInfo* find(const std::string& path, const KeyPath& key);
-
-    /// Statistics of the tensor a Provenance names (ParameterEntry::from, MomentInfo::from).
-    /// A DCP `.metadata` provenance gives the merged statistics over the tensor's chunks. A key
-    /// that names no tensor gives TensorStats::problem. Throws CancelledError.
-    TensorStats stats(const Provenance& from, const StatsOptions& options = {});
-    TensorStats stats(const std::string& path, const TensorInfo& tensor, const StatsOptions& options = {});
-
-private:
-    struct Impl;
-    std::unique_ptr<Impl> m;
-};
 
 } // namespace ckpt

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+#include "ckpt/stats/tensor_source.h"
+
+#include "ckpt/formats/tensor_view_reader.h"
+#include "ckpt/io/errors.h"
+#include "ckpt/stats/checkpoint_stats.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+namespace ckpt {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The region [offsets, offsets + sizes) of a strided tensor, as a view of the same storage.
+TensorInfo region(const TensorInfo& whole, const std::vector<int64_t>& offsets, const std::vector<int64_t>& sizes)
+{
+    if (whole.stride.size() != whole.shape.size() || offsets.size() != whole.shape.size() || sizes.size() != offsets.size())
+        throw FormatError("a chunk of rank " + std::to_string(offsets.size()) + " does not fit a tensor of rank "
+                          + std::to_string(whole.shape.size()));
+    TensorInfo part = whole;
+    part.shape = sizes;
+    for (std::size_t d = 0; d < offsets.size(); ++d) {
+        if (offsets[d] < 0 || sizes[d] < 0 || offsets[d] + sizes[d] > whole.shape[d])
+            throw FormatError("a chunk reaches outside the tensor in dimension " + std::to_string(d));
+        part.storageOffset += offsets[d] * whole.stride[d];
+    }
+    return part;
+}
+
+std::vector<int64_t> wholeOffsets(const TensorPiece& p)
+{
+    return p.offsets.empty() ? std::vector<int64_t>(p.tensor.shape.size(), 0) : p.offsets;
+}
+
+} // namespace
+
+std::vector<std::pair<TensorPiece, TensorPiece>> pairPieces(const ResolvedTensor& a, const ResolvedTensor& b)
+{
+    std::vector<std::pair<TensorPiece, TensorPiece>> out;
+    if (!a.sharded() && !b.sharded()) {
+        out.emplace_back(a.pieces.front(), b.pieces.front());
+        return out;
+    }
+    // One side whole: cut the other side's tiling out of it.
+    if (!a.sharded() || !b.sharded()) {
+        const bool aWhole = !a.sharded();
+        const TensorPiece& whole = aWhole ? a.pieces.front() : b.pieces.front();
+        for (const TensorPiece& p : (aWhole ? b : a).pieces) {
+            TensorPiece cut{whole.file, region(whole.tensor, wholeOffsets(p), p.tensor.shape), wholeOffsets(p)};
+            if (aWhole)
+                out.emplace_back(std::move(cut), p);
+            else
+                out.emplace_back(p, std::move(cut));
+        }
+        return out;
+    }
+    if (a.pieces.size() != b.pieces.size())
+        throw FormatError("the two sides are sharded differently (" + std::to_string(a.pieces.size()) + " vs "
+                          + std::to_string(b.pieces.size()) + " chunks)");
+    for (const TensorPiece& pa : a.pieces) {
+        const auto it = std::find_if(b.pieces.begin(), b.pieces.end(), [&](const TensorPiece& pb) {
+            return pb.offsets == pa.offsets && pb.tensor.shape == pa.tensor.shape;
+        });
+        if (it == b.pieces.end())
+            throw FormatError("the two sides are sharded differently (chunk offsets differ)");
+        out.emplace_back(pa, *it);
+    }
+    return out;
+}
+
+struct TensorSource::Impl {
+    std::map<std::string, std::unique_ptr<CheckpointFile>> files;
+    std::map<std::string, std::unique_ptr<DcpCheckpoint>> dcps;      // by folder
+    std::map<std::string, std::unique_ptr<CheckpointFile>> chunks;   // by folder, file and byte offset
+};
+
+TensorSource::TensorSource() : m(std::make_unique<Impl>()) {}
+TensorSource::~TensorSource() = default;
+
+const CheckpointFile& TensorSource::file(const std::string& path)
+{
+    auto& slot = m->files[path];
+    if (!slot)
+        slot = CheckpointFile::open(path);
+    return *slot;
+}
+
+const TensorInfo* TensorSource::find(const std::string& path, const KeyPath& key)
+{
+    const CheckpointFile& f = file(path);
+    for (const auto& e : f.tensorEntries()) {
+        if (e.key == key)
+            return &f.tensors()[e.tensor];
+    }
+    // Provenances may spell an integer dict key as text ("0" for 0): match the printed path.
+    const std::string printed = formatKeyPath(key);
+    for (const auto& e : f.tensorEntries()) {
+        if (formatKeyPath(e.key) == printed)
+            return &f.tensors()[e.tensor];
+    }
+    return nullptr;
+}
+
+const DcpCheckpoint& TensorSource::dcp(const std::string& metadataFile)
+{
+    const std::string dir = fs::path(metadataFile).parent_path().string();
+    auto& d = m->dcps[dir];
+    if (!d)
+        d = std::make_unique<DcpCheckpoint>(readDcpCheckpoint(dir));
+    return *d;
+}
+
+ResolvedTensor TensorSource::resolve(const Provenance& from)
+{
+    ResolvedTensor r;
+    if (!isDcpMetadataFile(from.file)) {
+        const TensorInfo* t = find(from.file, from.key);
+        if (!t)
+            throw FormatError(from.file + ": no tensor at " + formatKeyPath(from.key));
+        r.dtype = t->dtypeName;
+        r.shape = t->shape;
+        r.pieces.push_back({&file(from.file), *t, {}});
+        return r;
+    }
+    const DcpCheckpoint& d = dcp(from.file);
+    const auto e = std::find_if(d.entries.begin(), d.entries.end(),
+                                [&](const DcpEntry& x) { return !x.isBytes && x.path == from.key; });
+    if (e == d.entries.end())
+        throw FormatError(from.file + ": no tensor at " + formatKeyPath(from.key));
+    if (!e->problem.empty())
+        throw FormatError(from.file + ": " + e->fqn + ": " + e->problem);
+    r.dtype = e->dtype;
+    r.shape = e->size;
+    for (const DcpChunk& c : e->chunks) {
+        auto& slot = m->chunks[d.dir + "/" + c.file + "@" + std::to_string(c.offset)];
+        if (!slot)
+            slot = d.openChunk(c);
+        if (slot->tensorEntries().empty())
+            throw FormatError(d.dir + "/" + c.file + ": the chunk of " + e->fqn + " holds no tensor");
+        TensorInfo t = slot->tensors()[slot->tensorEntries().front().tensor];
+        if (t.shape != c.sizes)
+            throw FormatError(d.dir + "/" + c.file + ": the chunk of " + e->fqn + " has another shape than .metadata says");
+        r.pieces.push_back({slot.get(), std::move(t), c.offsets});
+    }
+    if (!r.pieces.empty())
+        r.dtype = r.pieces.front().tensor.dtypeName; // .metadata spells it torch.float32
+    return r;
+}
+
+TensorStats TensorSource::stats(const std::string& path, const TensorInfo& tensor, const StatsOptions& options)
+{
+    return computeTensorStats(file(path), tensor, options);
+}
+
+TensorStats TensorSource::stats(const Provenance& from, const StatsOptions& options)
+{
+    try {
+        if (isDcpMetadataFile(from.file)) {
+            // Chunk by chunk and merged exactly (histograms too), as `ckpt tensors --stats` shows them.
+            const DcpCheckpoint& d = dcp(from.file);
+            for (const auto& e : d.entries) {
+                if (e.path != from.key || e.isBytes)
+                    continue;
+                ShardedTensorStats sharded = computeDcpTensorStats(d, e, options);
+                if (!sharded.problem.empty()) // figures over some chunks are not the tensor's
+                    sharded.merged.problem = from.file + ": " + e.fqn + ": " + sharded.problem;
+                return sharded.merged;
+            }
+            TensorStats s;
+            s.problem = from.file + ": no tensor at " + formatKeyPath(from.key);
+            return s;
+        }
+        const ResolvedTensor r = resolve(from);
+        return computeTensorStats(*r.pieces.front().file, r.pieces.front().tensor, options);
+    } catch (const CancelledError&) {
+        throw;
+    } catch (const std::exception& e) {
+        TensorStats s;
+        s.problem = e.what();
+        return s;
+    }
+}
+
+TensorDiff TensorSource::compare(const Provenance& a, const Provenance& b, const StatsOptions& options)
+{
+    TensorDiff d;
+    try {
+        const ResolvedTensor ra = resolve(a), rb = resolve(b);
+        d.dtypeA = ra.dtype;
+        d.dtypeB = rb.dtype;
+        d.shapeA = ra.shape;
+        d.shapeB = rb.shape;
+        if (ra.shape != rb.shape) {
+            d.status = DiffStatus::ShapeChanged;
+            return d;
+        }
+        if (ra.dtype != rb.dtype) {
+            d.status = DiffStatus::DtypeChanged;
+            return d;
+        }
+        const auto pairs = pairPieces(ra, rb);
+        if (pairs.size() == 1 && !ra.sharded() && !rb.sharded())
+            return compareTensors(*pairs.front().first.file, pairs.front().first.tensor, *pairs.front().second.file,
+                                  pairs.front().second.tensor, options);
+        std::vector<TensorViewReader> views;
+        views.reserve(2 * pairs.size());
+        std::vector<ViewPairJob> jobs;
+        for (const auto& [pa, pb] : pairs) {
+            views.emplace_back(*pa.file, pa.tensor);
+            views.emplace_back(*pb.file, pb.tensor);
+        }
+        for (std::size_t i = 0; i < pairs.size(); ++i)
+            jobs.push_back({0, &views[2 * i], &views[2 * i + 1]});
+        std::vector<TensorDiff> one(1);
+        if (!compareViewPairs(jobs, one, options))
+            throw CancelledError();
+        one.front().dtypeA = d.dtypeA;
+        one.front().dtypeB = d.dtypeB;
+        one.front().shapeA = d.shapeA;
+        one.front().shapeB = d.shapeB;
+        return one.front();
+    } catch (const CancelledError&) {
+        throw;
+    } catch (const std::exception& e) {
+        d.status = DiffStatus::Unreadable;
+        d.problem = e.what();
+        return d;
+    }
+}
+
+} // namespace ckpt
