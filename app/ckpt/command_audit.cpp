@@ -68,6 +68,8 @@ void printHuman(const std::string& path, const ckpt::AuditResult& r)
             std::cout << "        file: " << f.file << "\n";
         for (const auto& e : f.evidence)
             std::cout << "        " << e.what << ": " << e.value << "  (" << e.where << ")\n";
+        if (!f.assumes.empty())
+            std::cout << "        assumes: " << f.assumes << "\n";
         if (!f.hint.empty())
             std::cout << "        hint: " << f.hint << "\n";
     }

@@ -37,6 +37,8 @@ void printFindingsByComponent(std::ostream& out, const std::vector<ckpt::Finding
                 out << "        file: " << f->file << "\n";
             for (const auto& e : f->evidence)
                 out << "        " << e.what << ": " << e.value << "  (" << e.where << ")\n";
+            if (!f->assumes.empty())
+                out << "        assumes: " << f->assumes << "\n";
             if (!f->hint.empty())
                 out << "        hint: " << f->hint << "\n";
         }

@@ -4,6 +4,7 @@
 #include "manifest_auditor.h"
 
 #include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/formats/python_json.h"
 #include "ckpt/io/errors.h"
 
 #include <algorithm>
@@ -84,7 +85,7 @@ void Auditor::readManifest(Checkpoint& c, std::size_t index, std::set<std::strin
     }
     json doc;
     try {
-        doc = json::parse(*text);
+        doc = parsePythonJson(*text);
     } catch (const std::exception& e) {
         unreadable(Severity::Error, c.label + "/manifest.json is not valid JSON: " + jsonErrorText(e), "JSON parser",
                    jsonErrorText(e), mWhere);
@@ -491,7 +492,8 @@ json auditResultToJson(const std::string& path, const AuditResult& result)
                             {"evidence", std::move(evidence)},
                             {"checkpoints", f.checkpoints},
                             {"file", f.file.empty() ? json(nullptr) : json(f.file)},
-                            {"hint", f.hint}});
+                            {"hint", f.hint},
+                            {"assumes", f.assumes.empty() ? json(nullptr) : json(f.assumes)}});
     }
     return {{"path", path},
             {"checkpoints_audited", result.checkpoints},

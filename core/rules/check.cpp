@@ -281,7 +281,8 @@ nlohmann::json findingToJson(const Finding& f)
             {"evidence", evidence},
             {"checkpoints", f.checkpoints},
             {"file", f.file},
-            {"hint", f.hint}};
+            {"hint", f.hint},
+            {"assumes", f.assumes.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.assumes)}};
 }
 
 nlohmann::json checkReportToJson(const CheckReport& r)

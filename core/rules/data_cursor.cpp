@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "data_cursor.h"
 
+#include "ckpt/formats/python_json.h"
 #include "ckpt/io/read_only_file.h"
 #include "rule_support.h"
 
@@ -26,7 +27,7 @@ void batchesFromManifest(const TrainingState& s, DataCursor& d)
         if (f.role != "manifest")
             continue;
         try {
-            const auto doc = nlohmann::json::parse(readBoundedFile(f.path, kSidecarJsonLimit));
+            const auto doc = parsePythonJson(readBoundedFile(f.path, kSidecarJsonLimit));
             for (const char* section : {"data", "dataset"}) {
                 const auto it = doc.find(section);
                 if (it == doc.end() || !it->is_object())

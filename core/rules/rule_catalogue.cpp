@@ -66,7 +66,7 @@ const std::vector<RuleInfo> kRules = {
      "the logged learning rate after a checkpoint follows that checkpoint's schedule"},
     // scaler (A)
     {"scaler.state", S::Error, C::Scaler, R::Checkpoint, "§3.2",
-     "scale and growth tracker reachable from GradScaler's initial state in the steps taken"},
+     "a usable scaler state: a positive finite scale, a growth tracker from 0 to below growth_interval (warning past it)"},
     {"scaler.skipped-steps", S::Info, C::Scaler, R::Checkpoint, "§3.2",
      "optimizer updates skipped by AMP overflows, as the scale's backoffs account for them"},
     {"scaler.missing", S::Warning, C::Scaler, R::Checkpoint, "§3.2",

@@ -19,6 +19,18 @@ std::optional<int64_t> growthsBetween(double from, double to, double growthFacto
     return static_cast<int64_t>(rounded);
 }
 
+std::string scalerDefect(const ScalerPart& s)
+{
+    if (!s.enabled)
+        return {};
+    if (s.scale && !(std::isfinite(*s.scale) && *s.scale > 0))
+        return "scale " + numberText(*s.scale) + " is not a positive finite number: every scaled gradient is "
+               + (std::isnan(*s.scale) || std::isinf(*s.scale) ? "non-finite" : "zero") + ", so every update is skipped or void";
+    if (s.growthTracker && *s.growthTracker < 0)
+        return "_growth_tracker " + std::to_string(*s.growthTracker) + " is negative; it counts clean updates";
+    return {};
+}
+
 ScalerAccount accountScaler(const TrainingState& state)
 {
     ScalerAccount a;
@@ -32,13 +44,13 @@ ScalerAccount accountScaler(const TrainingState& state)
         a.evidence.push_back(evidence(what, value, from));
     };
     if (!s.enabled) {
-        a.unused = true;
+        a.disabled = true;
         a.known = true;
         a.explanation = "the scaler is disabled (empty state): no update is ever skipped";
         a.evidence.push_back(evidence("scaler state", "{} (disabled)", s.from));
         return a;
     }
-    if (!s.scale || !state.globalStep)
+    if (!s.scale || !state.globalStep || !scalerDefect(s).empty())
         return a;
     for (const auto& part : s.from.key) {
         if (part == KeyPart(std::string("loss_scaler")))
@@ -55,57 +67,24 @@ ScalerAccount accountScaler(const TrainingState& state)
 
     const auto e = growthsBetween(kDefaultInitScale, scale, g, b);
     if (!e)
-        return a; // not a power of the growth factor from the default init: a custom init_scale
-    const int64_t tracker = s.growthTracker.value_or(-1);
-    if (*e == 0 && tracker == 0) {
-        a.unused = true;
-        a.known = true;
-        a.explanation = "scale at its initial 65536 with growth tracker 0: the scaler was never updated "
-                        "(an unused GradScaler, e.g. fp32 or bf16 training), so no update was skipped";
-        return a;
-    }
+        return a; // not a power of the growth factor from the default init: another init_scale
     const int64_t maxGrowths = interval > 0 ? steps / interval : steps;
     const int64_t minGrowths = std::max<int64_t>(0, *e);
-    if (minGrowths > maxGrowths) {
-        a.consistent = false;
-        a.customInitLikely = true;
-        a.problem = "scale " + numberText(scale) + " needs " + std::to_string(*e) + " growth(s) above the default initial "
-                  "65536, but " + std::to_string(steps) + " steps allow at most " + std::to_string(maxGrowths)
-                  + " (one per " + std::to_string(interval) + " clean steps)";
-        return a;
-    }
-    a.known = true;
+    if (minGrowths > maxGrowths)
+        return a; // more growth than the steps allow from 65536: another init_scale
+    const int64_t tracker = s.growthTracker.value_or(-1);
     a.minSkips = minGrowths - *e;
     a.maxSkips = std::min<int64_t>(maxGrowths - *e, steps);
-    if (tracker >= 0 && interval > 0 && tracker >= interval) {
-        a.consistent = false;
-        a.problem = "_growth_tracker " + std::to_string(tracker) + " reached growth_interval " + std::to_string(interval)
-                  + " without the scale growing";
-        return a;
-    }
-    if (tracker >= 0 && a.maxSkips == 0 && maxGrowths == 0 && tracker != steps) {
-        // No overflow and no growth can have happened, so the tracker must count every step.
-        a.consistent = false;
-        a.problem = "scale " + numberText(scale) + " means no overflow and no growth in " + std::to_string(steps)
-                  + " steps, so _growth_tracker should be " + std::to_string(steps) + ", but it is "
-                  + std::to_string(tracker) + ": the scaler restarted from its initial state about "
-                  + std::to_string(tracker) + " steps ago (near step " + std::to_string(steps - tracker) + ")";
-        return a;
-    }
-    if (tracker >= 0 && tracker > steps - a.minSkips) {
-        a.consistent = false;
-        a.problem = "_growth_tracker " + std::to_string(tracker) + " counts more clean steps than the "
-                  + std::to_string(steps - a.minSkips) + " the global step leaves after " + std::to_string(a.minSkips)
-                  + " overflow(s)";
-        return a;
-    }
+    if (tracker >= 0 && tracker > steps - a.minSkips)
+        return a; // the tracker counts more clean updates than 65536 leaves room for: another init_scale
+    a.known = true;
     const std::string range = a.minSkips == a.maxSkips ? std::to_string(a.minSkips)
                                                         : std::to_string(a.minSkips) + " to " + std::to_string(a.maxSkips);
-    a.explanation = "scale " + numberText(scale) + " = 65536 (GradScaler's default init_scale) × " + numberText(b) + "^"
-                  + std::to_string(-*e + minGrowths) + (minGrowths ? " × " + numberText(g) + "^" + std::to_string(minGrowths) : "")
-                  + "; with at most " + std::to_string(maxGrowths) + " growth(s) possible in " + std::to_string(steps)
-                  + " steps (one per " + std::to_string(interval) + " clean steps), " + range
-                  + " update(s) were skipped by overflows";
+    a.explanation = "if GradScaler started at its default init_scale 65536, scale " + numberText(scale) + " = 65536 × "
+                  + numberText(b) + "^" + std::to_string(-*e + minGrowths)
+                  + (minGrowths ? " × " + numberText(g) + "^" + std::to_string(minGrowths) : "") + "; with at most "
+                  + std::to_string(maxGrowths) + " growth(s) possible in " + std::to_string(steps) + " steps (one per "
+                  + std::to_string(interval) + " clean steps), " + range + " update(s) were skipped by overflows";
     return a;
 }
 

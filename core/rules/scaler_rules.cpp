@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
-// AMP grad scaler state A_t (recovery guide §3.2): reachable from GradScaler's initial state in
-// the steps taken, accounting for the optimizer updates overflows skipped, and saved at all when
-// fp16 training needs it.
+// AMP grad scaler state A_t (recovery guide §3.2): usable, explaining the optimizer updates
+// overflows skipped where the figures allow it, and saved at all when fp16 training needs it.
 #include "ckpt/rules/rule_catalogue.h"
 #include "rule_families.h"
 #include "rule_support.h"
@@ -10,24 +9,46 @@
 namespace ckpt::rules {
 namespace {
 
-void state(const TrainingState& s, const ScalerAccount& a, Findings& out)
+// Only what the state proves by itself (an unusable scale, a negative tracker: error), or what
+// breaks GradScaler's own bookkeeping (a tracker past growth_interval: warning, it means the
+// interval was changed or the values edited). Reachability from an initial scale is not judged
+// here: init_scale is not saved (docs/conventions.md §1); scaler.unreachable compares two saves.
+void state(const TrainingState& s, Findings& out)
 {
-    if (!a.present || a.consistent)
+    if (!s.scaler || !s.scaler->enabled)
         return;
-    Finding f = makeFinding("scaler.state", "the AMP scaler state cannot be reached in " + std::to_string(s.globalStep.value_or(0))
-        + " steps: " + a.problem,
-        hintWithNext(a.customInitLikely
-            ? "GradScaler was probably built with a non-default init_scale; if not, the scaler state comes from another "
-              "run (recovery guide §3.2 on the AMP grad scaler as training state)."
-            : "The scaler was reset: the resume built a fresh GradScaler() and never called scaler.load_state_dict, so it "
-              "restarted at 65536 and will relearn its scale through overflows the original run did not have (skipped "
-              "updates, a loss spike, stories transformers#34053, apex#480; recovery guide §3.2 on the AMP grad scaler as training state and §10.1 on diagnosing a loss jump after a resume, row \"AMP scaler reset\").",
-            Component::Scaler));
-    if (a.customInitLikely)
+    const ScalerPart& sc = *s.scaler;
+    auto keyed = [&](const char* key) {
+        Provenance p = sc.from;
+        p.key.push_back(std::string(key));
+        return p;
+    };
+    if (const std::string defect = scalerDefect(sc); !defect.empty()) {
+        Finding f = makeFinding("scaler.state", "the AMP scaler state is unusable: " + defect,
+            hintWithNext("A scale that is inf, NaN or 0 makes every step overflow or vanish: the run diverged under fp16 "
+                         "(old CUDA kernels could grow the scale to inf), or the state was damaged; resume from an earlier "
+                         "checkpoint (recovery guide §3.2 on the AMP grad scaler as training state).", Component::Scaler));
+        if (sc.scale)
+            f.evidence.push_back(evidence("scale", numberText(*sc.scale), keyed("scale")));
+        if (sc.growthTracker)
+            f.evidence.push_back(evidence("_growth_tracker", std::to_string(*sc.growthTracker), keyed("_growth_tracker")));
+        out.push_back(std::move(f));
+        return;
+    }
+    if (sc.growthTracker && sc.growthInterval && *sc.growthInterval > 0 && *sc.growthTracker >= *sc.growthInterval) {
+        Finding f = makeFinding("scaler.state",
+            "_growth_tracker " + std::to_string(*sc.growthTracker) + " reached growth_interval "
+                + std::to_string(*sc.growthInterval) + " without the scale growing",
+            hintWithNext("GradScaler grows the scale and restarts the tracker when it equals growth_interval, so a tracker "
+                         "at or past it means the interval was lowered after the tracker had counted past it (set_growth_interval, "
+                         "or a state loaded into a scaler built with another interval) or the values were edited (recovery "
+                         "guide §3.2 on the AMP grad scaler as training state).", Component::Scaler));
         f.severity = Severity::Warning;
-    f.evidence = a.evidence;
-    f.evidence.push_back(globalStepEvidence(s));
-    out.push_back(std::move(f));
+        f.assumes = "the scaler was updated by torch's _amp_update_scale_ with the growth_interval it saved";
+        f.evidence.push_back(evidence("_growth_tracker", std::to_string(*sc.growthTracker), keyed("_growth_tracker")));
+        f.evidence.push_back(evidence("growth_interval", std::to_string(*sc.growthInterval), keyed("growth_interval")));
+        out.push_back(std::move(f));
+    }
 }
 
 void skippedSteps(const TrainingState& s, const ScalerAccount& a, Findings& out)
@@ -48,7 +69,7 @@ void skippedSteps(const TrainingState& s, const ScalerAccount& a, Findings& out)
         out.push_back(std::move(f));
         return;
     }
-    if (!a.known || !a.consistent || !opt || !s.globalStep)
+    if (!a.known || a.disabled || !opt || !s.globalStep)
         return;
     const int64_t skipped = *s.globalStep - opt->step;
     if (skipped <= 0 || skipped < a.minSkips || skipped > a.maxSkips)
@@ -61,6 +82,7 @@ void skippedSteps(const TrainingState& s, const ScalerAccount& a, Findings& out)
     f.evidence.push_back(evidence("optimizer step", std::to_string(opt->step), opt->from));
     f.evidence.push_back(globalStepEvidence(s));
     f.evidence.insert(f.evidence.end(), a.evidence.begin(), a.evidence.end());
+    f.assumes = kAssumesDefaultInitScale;
     out.push_back(std::move(f));
 }
 
@@ -88,7 +110,7 @@ void missing(const TrainingState& s, Findings& out)
 void scalerRules(const CheckpointFacts& c, Findings& out)
 {
     const ScalerAccount a = accountScaler(c.state);
-    state(c.state, a, out);
+    state(c.state, out);
     skippedSteps(c.state, a, out);
     missing(c.state, out);
 }

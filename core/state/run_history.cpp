@@ -2,6 +2,7 @@
 #include "ckpt/state/run_history.h"
 
 #include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/formats/python_json.h"
 #include "ckpt/io/errors.h"
 #include "ckpt/io/read_only_file.h"
 
@@ -63,7 +64,7 @@ void readMetricsJsonl(RunHistory& h, const fs::path& p)
         if (line.find_first_not_of(" \t\r") == std::string::npos)
             continue;
         try {
-            const auto j = nlohmann::json::parse(line);
+            const auto j = parsePythonJson(line);
             if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer())
                 continue;
             const int64_t step = j["step"].get<int64_t>();
@@ -165,7 +166,7 @@ std::optional<int64_t> stepFromContent(const RunCheckpoint& c)
         const fs::path j = p / sidecar;
         if (fs::is_regular_file(j)) {
             try {
-                const auto doc = nlohmann::json::parse(readBoundedFile(j.string(), kSidecarJsonLimit));
+                const auto doc = parsePythonJson(readBoundedFile(j.string(), kSidecarJsonLimit));
                 if (doc.contains("global_step") && doc["global_step"].is_number_integer())
                     return doc["global_step"].get<int64_t>();
             } catch (const std::exception&) {
@@ -272,7 +273,7 @@ void markBest(RunHistory& h)
         if (!fs::is_regular_file(state))
             continue;
         try {
-            const auto doc = nlohmann::json::parse(readBoundedFile(state.string(), kSidecarJsonLimit));
+            const auto doc = parsePythonJson(readBoundedFile(state.string(), kSidecarJsonLimit));
             if (doc.contains("best_model_checkpoint") && doc["best_model_checkpoint"].is_string()) {
                 const std::string best = fs::path(doc["best_model_checkpoint"].get<std::string>()).filename().string();
                 for (auto& c : h.checkpoints) {

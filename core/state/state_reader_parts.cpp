@@ -156,7 +156,9 @@ void StateReader::readScaler(Opened& f)
     const ValueGraph& g = f.file->graph();
     const NodeId root = f.file->root();
     Found found;
-    if (f.info.role == "scaler" && isDict(g, root))
+    // accelerate's and the Trainer's scaler.pt is the bare state dict; a file merely named
+    // scaler_*.pt may hold a whole checkpoint, so the root counts only when it is a scaler's dict.
+    if (f.info.role == "scaler" && isDict(g, root) && (g[root].items.empty() || isScalerDict(g, root)))
         found = {root, {}};
     for (const char* key : {"scaler", "grad_scaler", "amp_scaling_state", "MixedPrecision", "MixedPrecisionPlugin",
                             "NativeMixedPrecisionPlugin"}) {

@@ -5,6 +5,7 @@
 #include "ckpt/state/training_state.h"
 #include "state_reader.h"
 
+#include "ckpt/formats/python_json.h"
 #include "ckpt/io/errors.h"
 #include "ckpt/io/read_only_file.h"
 #include "state_structure.h"
@@ -80,7 +81,7 @@ void StateReader::readJsonSidecars()
             continue;
         nlohmann::json j;
         try {
-            j = nlohmann::json::parse(readBoundedFile(info.path, kSidecarJsonLimit));
+            j = parsePythonJson(readBoundedFile(info.path, kSidecarJsonLimit));
         } catch (const FormatError& e) {
             m_state.warnings.push_back(info.path + ": " + e.what() + "; not read");
             continue;

@@ -100,8 +100,10 @@ private slots:
         row("optimizer.unmatched-params", rcase("decay_groups_swapped.pt"), rcase("decay_groups.pt"), "warning");
         row("optimizer.moment-shape", rcase("swapped_state.pt"), good, "error");
         row("optimizer.steps-differ", rcase("uneven_steps.pt"), good, "warning");
+        // With an enabled GradScaler the gap may be overflow skips: undecidable without init_scale
+        // (the pair rule optimizer.reset proves the restart from two checkpoints).
         row("optimizer.step-vs-global-step", sample("broken/optimizer-not-restored/checkpoint-0000300"),
-            sample("ddp4-mlp/checkpoint-0000300"), "error");
+            sample("ddp4-mlp/checkpoint-0000300"), "info");
         row("optimizer.step-vs-global-step", rcase("later_lost_steps.pt"), rcase("later.pt"), "error");
         row("optimizer.nonfinite", rcase("inf_moment.pt"), good, "error");
         row("optimizer.negative-second-moment", rcase("negative_sq.pt"), good, "error");
@@ -112,7 +114,10 @@ private slots:
         row("scheduler.lr-formula", rcase("lr_edited.pt"), good, "warning");
         row("scheduler.lr-optimizer", rcase("group_lr.pt"), good, "error");
         row("scheduler.initial-lr-missing", rcase("no_initial_lr.pt"), good, "error");
-        row("scaler.state", sample("broken/scaler-reset/checkpoint-0000300"), sample("ddp4-mlp/checkpoint-0000300"), "error");
+        // A scaler reset on resume is not provable from one checkpoint (another init_scale gives the
+        // same figures): quiet here, scaler.unreachable proves it from the pair.
+        row("scaler.state", rcase("scaler_inf.pt"), sample("broken/scaler-reset/checkpoint-0000300"), "error");
+        row("scaler.state", rcase("scaler_past_interval.pt"), rcase("scaler_custom_init.pt"), "warning");
         row("scaler.skipped-steps", sample("ddp4-mlp/checkpoint-0000300"), sample("tiny-mlp/checkpoint-0000150"), "info");
         row("scaler.missing", rcase("fp16_no_scaler.pt"), good, "warning");
         row("rng.missing", sample("lightning/checkpoints/epoch=1-step=50.ckpt"), sample("ddp4-mlp/checkpoint-0000300"), "info");
@@ -165,6 +170,15 @@ private slots:
         for (const auto& ps : s.optimizer->paramState)
             QCOMPARE(ps.name, expected.at(ps.index).get<std::string>());
         for (const auto& f : checkOne(rcase("decay_groups.pt")))
+            QVERIFY2(f.severity == Severity::Info, (f.rule + ": " + f.message).c_str());
+    }
+
+    // GradScaler(init_scale=4096) with a tracker that counts every clean step: healthy, whatever
+    // the default init_scale would imply (it used to be "cannot be reached in 10 steps", an error).
+    void customInitScaleIsQuiet()
+    {
+        const auto found = checkOne(rcase("scaler_custom_init.pt"));
+        for (const auto& f : found)
             QVERIFY2(f.severity == Severity::Info, (f.rule + ": " + f.message).c_str());
     }
 

@@ -43,6 +43,10 @@ struct Finding {
     std::vector<std::string> checkpoints; // which checkpoints (paths) it concerns
     std::string file;                 // the file it concerns, when there is one
     std::string hint;                 // what usually causes it and what to check next
+    /// The convention or framework version the finding rests on, when it is not proven by the
+    /// files alone (a warning's premise, e.g. "Lightning 2.5+ repairs the batch counter on
+    /// restore (pytorch-lightning_version 2.4.0 recorded)"); empty when the files prove it.
+    std::string assumes;
 };
 
 } // namespace ckpt
