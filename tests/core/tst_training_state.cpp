@@ -4,11 +4,15 @@
 // the recovery guide's directory layout, a Hugging Face Trainer run and Lightning checkpoints.
 #include "test_support.h"
 
+#include "ckpt/formats/python_json.h"
 #include "ckpt/report/state_json.h"
+#include "ckpt/state/run_history.h"
 
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -34,6 +38,39 @@ const StateField* find(const std::vector<StateField>& fields, const std::string&
 class TestTrainingState : public QObject {
     Q_OBJECT
 private slots:
+    // Python's json.dumps writes NaN, Infinity and -Infinity bare (allow_nan=True), as the HF
+    // Trainer does in trainer_state.json; the text is made by Python itself, not typed here.
+    void pythonJsonTokens()
+    {
+        QProcess p;
+        p.start(QStringLiteral(CKPT_PYTHON), {"-c", "import json; print(json.dumps({'best_metric': float('-inf'), "
+                "'log_history': [{'grad_norm': float('inf'), 'loss': float('nan'), 'note': 'NaN Infinity \\\"q', "
+                "'step': 4}]}, indent=2, sort_keys=True))"});
+        QVERIFY(p.waitForFinished(60000) && p.exitCode() == 0);
+        const std::string text = p.readAllStandardOutput().toStdString();
+        QVERIFY2(text.find("-Infinity") != std::string::npos && text.find("NaN,") != std::string::npos, text.c_str());
+        QVERIFY_THROWS_EXCEPTION(nlohmann::json::parse_error, [[maybe_unused]] const auto strict = nlohmann::json::parse(text));
+        const auto j = parsePythonJson(text);
+        QCOMPARE(j["best_metric"].get<double>(), -std::numeric_limits<double>::infinity());
+        const auto& log = j["log_history"][0];
+        QCOMPARE(log["grad_norm"].get<double>(), std::numeric_limits<double>::infinity());
+        QVERIFY(std::isnan(log["loss"].get<double>()));
+        QCOMPARE(log["note"].get<std::string>(), std::string("NaN Infinity \"q")); // strings untouched
+        QCOMPARE(log["step"].get<int>(), 4);
+
+        // A Trainer checkpoint whose trainer_state.json holds them still opens, counters and all.
+        QTemporaryDir dir;
+        const std::string ckpt = dir.path().toStdString() + "/checkpoint-4";
+        std::filesystem::copy(sample("hf-trainer/checkpoint-20"), ckpt);
+        std::filesystem::permissions(ckpt, std::filesystem::perms::owner_all, std::filesystem::perm_options::add);
+        std::filesystem::remove(ckpt + "/trainer_state.json");
+        std::ofstream(ckpt + "/trainer_state.json") << text.substr(0, text.rfind('}')) << ", \"global_step\": 4}\n";
+        const TrainingState s = readTrainingState(ckpt);
+        for (const auto& w : s.warnings)
+            QVERIFY2(w.find("trainer_state.json") == std::string::npos, w.c_str());
+        QCOMPARE(s.globalStep.value_or(-1), int64_t(4));
+    }
+
     void recoveryGuideDirectory()
     {
         const TrainingState s = readTrainingState(sample("tiny-mlp/checkpoint-0000150"));
