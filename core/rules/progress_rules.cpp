@@ -6,7 +6,9 @@
 #include "rule_families.h"
 #include "rule_support.h"
 
+#include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace ckpt::rules {
@@ -49,8 +51,25 @@ void countersDisagree(const TrainingState& s, Findings& out)
     out.push_back(std::move(f));
 }
 
-// Lightning's fit loop keeps ready/completed (and processed) counts for optimizer steps and
-// batches; at a save they agree with each other and with global_step.
+// Lightning's major.minor from pytorch-lightning_version ("2.4.0", "2.5.0rc0"); nullopt when absent.
+std::optional<std::pair<int, int>> lightningVersion(const TrainingState& s)
+{
+    const StateField* v = findField(s.environment, "pytorch-lightning_version");
+    int major = 0, minor = 0;
+    if (!v || std::sscanf(v->value.c_str(), "%d.%d", &major, &minor) != 2)
+        return std::nullopt;
+    return std::pair{major, minor};
+}
+
+// Lightning's fit loop keeps ready/started/processed/completed counts for batches and optimizer
+// steps. Within one training batch (Lightning@7f0c3436 src/lightning/pytorch/loops/
+// training_epoch_loop.py advance(), the same order in 1.9.5): ready, started, the optimizer step,
+// processed, the on_train_batch_end hooks, completed. ModelCheckpoint(every_n_train_steps) saves in
+// on_train_batch_end, so a healthy step checkpoint has ready == started == processed ==
+// completed + 1 for the batch progress, its optimizer step already counted in global_step
+// (docs/conventions.md §4). Lightning 2.5 (9358898c, #20379) recognises that shape on restore and
+// counts the batch as completed; earlier versions reset the counters to `completed` and run that
+// batch again (story Lightning#19815). Which version resumes is not in the files.
 void loopCounters(const TrainingState& s, Findings& out)
 {
     std::map<std::string, const StateField*> byName;
@@ -60,26 +79,63 @@ void loopCounters(const TrainingState& s, Findings& out)
                 byName[f.name] = &f;
         }
     }
-    auto compare = [&](const std::string& prefix, const char* a, const char* b) {
-        const auto ia = byName.find(prefix + a), ib = byName.find(prefix + b);
-        if (ia == byName.end() || ib == byName.end() || ia->second->value == ib->second->value)
-            return;
-        Finding f = makeFinding("progress.loop-counters",
-            "Lightning's " + prefix + a + " is " + ia->second->value + " but " + b + " is " + ib->second->value,
-            hintWithNext("The checkpoint was written between two counter updates (story Lightning#19815: saved before "
-                         "increment_completed, so the last batch runs again after the resume) (recovery guide §6.1 on consistent checkpoints).", Component::Progress));
-        f.evidence.push_back(evidence(*ia->second));
-        f.evidence.push_back(evidence(*ib->second));
-        out.push_back(std::move(f));
+    auto value = [&](const std::string& name) -> std::optional<double> {
+        const auto it = byName.find(name);
+        return it == byName.end() ? std::nullopt : toNumber(it->second->value);
     };
+    const auto version = lightningVersion(s);
+    const std::string versionText = version ? std::to_string(version->first) + "." + std::to_string(version->second) : "unknown";
     for (const auto& [name, field] : byName) {
         const auto cut = name.rfind("/total/ready");
         if (cut == std::string::npos || name.find("epoch_progress") != std::string::npos)
             continue;
         const std::string prefix = name.substr(0, cut) + "/total/";
-        compare(prefix, "ready", "completed");
-        compare(prefix, "processed", "completed");
+        const auto ready = value(prefix + "ready"), started = value(prefix + "started"),
+                   processed = value(prefix + "processed"), completed = value(prefix + "completed");
+        if (!ready || !completed)
+            continue;
+        const bool agree = *ready == *completed && (!processed || *processed == *completed)
+                        && (!started || *started == *completed);
+        if (agree)
+            continue;
+        const bool batchEnd = name.find("batch_progress") != std::string::npos && *ready == *completed + 1
+                           && (!started || *started == *ready) && (!processed || *processed == *ready);
+        const std::string tracker = prefix.substr(0, prefix.size() - 1);
+        const std::string counts = "ready " + numberText(*ready) + (started ? ", started " + numberText(*started) : "")
+                                 + (processed ? ", processed " + numberText(*processed) : "") + ", completed "
+                                 + numberText(*completed);
+        if (batchEnd && version && (version->first > 2 || (version->first == 2 && version->second >= 5)))
+            continue; // the writer's own restore compensates, and it is the version most likely to resume
+        Finding f = batchEnd
+            ? makeFinding("progress.loop-counters",
+                  "Lightning's " + tracker + " counters (" + counts + ") are those of a save in on_train_batch_end: batch "
+                      + numberText(*ready) + " is trained and its optimizer step counted, but not yet marked completed",
+                  hintWithNext("Healthy as written. Resumed by Lightning 2.5 or later, the batch counts as completed; resumed by "
+                               "an earlier version, batch " + numberText(*ready) + " runs a second time (story Lightning#19815, "
+                               "fixed by #20379 in 2.5) (recovery guide §6.1 on consistent checkpoints).", Component::Progress))
+            : makeFinding("progress.loop-counters",
+                  "Lightning's " + tracker + " counters (" + counts + ") were saved in the middle of a batch",
+                  hintWithNext("A save between started and processed comes from a hook inside the batch (on_train_batch_start, "
+                               "on_before_optimizer_step, a signal handler): the batch was not finished and runs again, or runs "
+                               "half (stories Lightning#19815, #19367) (recovery guide §6.1 on consistent checkpoints).",
+                               Component::Progress));
+        if (batchEnd) {
+            f.severity = Severity::Info;
+            f.assumes = "which Lightning version resumes from it (the file was written by " + versionText + ")";
+        } else {
+            f.assumes = "Lightning's loop order: ready, started, optimizer step, processed, on_train_batch_end, completed";
+        }
+        for (const char* k : {"ready", "started", "processed", "completed"}) {
+            if (const auto it = byName.find(prefix + k); it != byName.end())
+                f.evidence.push_back(evidence(*it->second));
+        }
+        if (const StateField* v = findField(s.environment, "pytorch-lightning_version"))
+            f.evidence.push_back(evidence(*v));
+        out.push_back(std::move(f));
     }
+    // global_step is optim_progress.optimizer.step.total.completed by construction under automatic
+    // optimization (Lightning@7f0c3436 training_epoch_loop.py global_step); 1.x counted every
+    // optimizer's steps, so a file with several optimizers is not judged.
     const StateField* global = findField(s.progress, "global_step");
     for (const auto& [name, field] : byName) {
         if (!global || !name.ends_with("optim_progress/optimizer/step/total/completed") || field->value == global->value)
@@ -88,6 +144,7 @@ void loopCounters(const TrainingState& s, Findings& out)
             "Lightning counted " + field->value + " completed optimizer steps but global_step is " + global->value,
             hintWithNext("global_step was incremented (or not) during the save (stories Lightning#11555, #19403) (recovery guide §6.1 on consistent checkpoints).",
                          Component::Progress));
+        f.assumes = "automatic optimization with one optimizer (Lightning's global_step is then its completed steps)";
         f.evidence.push_back(evidence(*field));
         f.evidence.push_back(evidence(*global));
         out.push_back(std::move(f));

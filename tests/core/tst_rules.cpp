@@ -127,7 +127,8 @@ private slots:
         row("rng.ranks-identical", sample("broken/rng-not-restored/checkpoint-0000300"), sample("ddp4-mlp/checkpoint-0000300"), "error");
         row("data.cursor-missing", rcase("no_cursor.pt"), good, "info");
         row("data.cursor-vs-step", sample("broken/data-cursor-wrong/checkpoint-0000300"), sample("ddp4-mlp/checkpoint-0000300"), "error");
-        row("progress.loop-counters", rcase("lightning_off_by_one.ckpt"), sample("lightning/checkpoints/epoch=1-step=50.ckpt"), "warning");
+        row("progress.loop-counters", rcase("lightning_mid_batch.ckpt"), rcase("lightning_batch_end_25.ckpt"), "warning");
+        row("progress.loop-counters", rcase("lightning_off_by_one.ckpt"), sample("lightning/checkpoints/epoch=1-step=50.ckpt"), "info");
         row("environment.not-recorded", rcase("no_env.pt"), sample("ddp4-mlp/checkpoint-0000300"), "info");
         row("environment.mixed", rcase("mixed_env"), sample("ddp4-mlp/checkpoint-0000300"), "error");
         row("integrity.file-unreadable", rcase("truncated"), good, "error");
