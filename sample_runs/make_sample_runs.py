@@ -1074,9 +1074,13 @@ def accelerate_run(out):
                         "dataset_state": None, "_iterator_finished": False},
                        os.path.join(ckpt, "dl_state_dict.bin"))
             torch.save(scaler.state_dict(), os.path.join(ckpt, "scaler.pt"))
+            # "step" is Accelerator.step: the loop's `with accelerator.accumulate(model)` entries since the
+            # last end_of_dataloader, which resets it to 0 on an epoch's last batch (accelerate@16cb6eb8
+            # src/accelerate/accelerator.py _do_sync); not the global step.
+            accelerator_step = (pos + 1) % batches_per_epoch
             for r in range(ACC_WORLD):
                 rng = rank_rng[r]
-                torch.save({"step": step, "random_state": rng["python"], "numpy_random_seed": rng["numpy"],
+                torch.save({"step": accelerator_step, "random_state": rng["python"], "numpy_random_seed": rng["numpy"],
                             "torch_manual_seed": rng["torch"],
                             "torch_cuda_manual_seed": [cuda_rng_816(500 + r, 4 * step * 3)]},
                            os.path.join(ckpt, "random_states_%d.pkl" % r))
@@ -1128,7 +1132,7 @@ def check_framework_runs(out, which):
         ckpt = os.path.join(out, "accelerate", "checkpoints", "checkpoint_1")
         for r in range(ACC_WORLD):
             rs = torch.load(os.path.join(ckpt, "random_states_%d.pkl" % r))
-            assert rs["step"] == ACC_STEPS and rs["torch_cuda_manual_seed"][0].numel() == 816
+            assert rs["step"] == 8 and rs["torch_cuda_manual_seed"][0].numel() == 816
         assert torch.load(os.path.join(ckpt, "sampler.bin")).initial_seed == 2024
         assert torch.load(os.path.join(ckpt, "dl_state_dict.bin"))["_num_yielded"] > 0
         with open(os.path.join(ckpt, "model.safetensors"), "rb") as f:

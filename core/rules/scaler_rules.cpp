@@ -76,7 +76,7 @@ void skippedSteps(const TrainingState& s, const ScalerAccount& a, Findings& out)
         return;
     Finding f = makeFinding("scaler.skipped-steps",
         "the optimizer's step " + std::to_string(opt->step) + " is " + std::to_string(skipped) + " behind global step "
-            + std::to_string(*s.globalStep) + ", as the AMP scaler accounts for: " + a.explanation,
+            + std::to_string(*s.globalStep) + "; " + a.explanation,
         "Overflowing fp16 steps skip optimizer.step() but still count as training steps; nothing to fix (recovery guide §3.2 on the AMP grad scaler as training state). "
             + nextInDiagnosisOrder(Component::Scaler));
     f.evidence.push_back(evidence("optimizer step", std::to_string(opt->step), opt->from));

@@ -173,13 +173,14 @@ std::optional<int64_t> stepFromContent(const RunCheckpoint& c)
             }
         }
     }
-    // A single file's own global_step; accelerate: random_states_0.pkl records accelerator.step.
-    const bool accelerate = c.layout == Layout::Accelerate && fs::is_directory(p);
-    const fs::path file = accelerate ? p / "random_states_0.pkl" : p;
-    if (fs::is_regular_file(file)) {
+    // A single file's own global_step. accelerate records none: the "step" of random_states_<i>.pkl
+    // is Accelerator.step, reset at every dataloader end (docs/conventions.md §2).
+    if (c.layout == Layout::Accelerate)
+        return std::nullopt;
+    if (fs::is_regular_file(p)) {
         try {
-            auto opened = CheckpointFile::open(file.string());
-            const NodeId n = opened->graph().get(opened->root(), accelerate ? "step" : "global_step");
+            auto opened = CheckpointFile::open(p.string());
+            const NodeId n = opened->graph().get(opened->root(), "global_step");
             if (n != kNoNode && opened->graph()[n].kind == Kind::Int)
                 return opened->graph()[n].i;
         } catch (const std::exception&) {
@@ -312,9 +313,17 @@ RunHistory readRunHistory(const std::string& dir)
     for (auto& c : h.checkpoints) {
         if (!c.step)
             c.step = stepFromContent(c);
+        const std::string name = fs::path(c.path).filename().string();
+        if (c.layout == Layout::Accelerate && name.starts_with("checkpoint_")) {
+            const std::string digits = name.substr(11);
+            if (!digits.empty() && digits.size() < 12 && std::all_of(digits.begin(), digits.end(), ::isdigit))
+                c.saveIndex = std::stoll(digits);
+        }
     }
     std::stable_sort(h.checkpoints.begin(), h.checkpoints.end(), [](const RunCheckpoint& a, const RunCheckpoint& b) {
-        return a.step.value_or(-1) < b.step.value_or(-1);
+        if (a.step || b.step)
+            return a.step.value_or(-1) < b.step.value_or(-1);
+        return a.saveIndex.value_or(-1) < b.saveIndex.value_or(-1);
     });
     markLatest(h, dir);
     markBest(h);

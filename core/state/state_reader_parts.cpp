@@ -235,7 +235,13 @@ void StateReader::readCounters(Opened& f)
             const std::string text = simpleText(*f.file, v);
             if (text.empty())
                 continue;
-            if (progressKeys.contains(k))
+            // accelerate's random_states_<i>.pkl "step" is Accelerator.step: accumulate() entries since
+            // the end of the last dataloader pass, reset to 0 there, per process; only the gradient
+            // accumulation phase is restored from it (accelerate@16cb6eb8 src/accelerate/accelerator.py
+            // _do_sync, checkpointing.py save_accelerator_state). It is not a global step.
+            if (k == "step" && m_state.layout.layout == Layout::Accelerate && prefix.empty())
+                field(m_state.progress, "accelerator.step", text, from);
+            else if (progressKeys.contains(k))
                 field(m_state.progress, k, text, from);
             else if (dataKeys.contains(k))
                 field(m_state.data, k, text, from);

@@ -22,11 +22,15 @@ struct RunCheckpoint {
     std::string incompleteReason;
     bool latest = false;
     bool best = false;
+    /// accelerate's automatic naming: the i of checkpoints/checkpoint_<i>, which counts saves, not
+    /// steps (accelerate@16cb6eb8 src/accelerate/accelerator.py save_state). Orders a run whose
+    /// checkpoints record no global step.
+    std::optional<int64_t> saveIndex;
 };
 
 struct RunHistory {
     std::string path;
-    std::vector<RunCheckpoint> checkpoints;                              // ordered by step
+    std::vector<RunCheckpoint> checkpoints;                              // ordered by step (else save index)
     std::map<std::string, std::vector<std::pair<int64_t, double>>> series; // metric -> (step, value)
     std::string latestFrom; // how `latest` was decided: "latest file", "newest complete checkpoint"...
     std::string bestFrom;
