@@ -8,6 +8,8 @@
 #include "rule_families.h"
 #include "rule_support.h"
 
+#include <cmath>
+#include <optional>
 #include <set>
 
 namespace ckpt::rules {
@@ -36,6 +38,12 @@ void cursorVsStep(const TrainingState& s, const DataCursor& d, Findings& out)
     if (consumed == expected && !outOfRange)
         return;
     const int64_t delta = *consumed - expected;
+    // A sampler position is often a count of samples (the guide's §4.2 example): a whole multiple
+    // of the batches the step accounts for in this epoch is that unit, not a skip.
+    const int64_t batchesInEpoch = expected - static_cast<int64_t>(*d.epoch) * *d.batchesPerEpoch;
+    if (d.positionName == "sampler.position" && batchesInEpoch > 0 && *d.position > batchesInEpoch
+        && *d.position % batchesInEpoch == 0)
+        return;
     Finding f = makeFinding("data.cursor-vs-step",
         "the data cursor (epoch " + numberText(*d.epoch) + ", batch " + std::to_string(*d.position) + " of "
             + std::to_string(*d.batchesPerEpoch) + ") is " + std::to_string(*consumed) + " batches into training, but "
@@ -53,9 +61,24 @@ void cursorVsStep(const TrainingState& s, const DataCursor& d, Findings& out)
     out.push_back(std::move(f));
 }
 
+// Whether `value` is `reference` counted in a smaller unit: a whole multiple k >= 1 of it (both 0
+// counts too). The recovery guide's own §4.2 example counts the sampler position in samples
+// while its batch_pos counts batches, so k is the per-rank batch size; no file records which unit
+// a cursor uses, so a whole ratio is a unit, not a fault.
+std::optional<double> unitRatio(double value, double reference)
+{
+    if (value == reference)
+        return 1.0;
+    if (reference <= 0 || value <= 0)
+        return std::nullopt;
+    const double k = value / reference;
+    return k == std::floor(k) ? std::optional<double>(k) : std::nullopt;
+}
+
 void ranksDisagree(const TrainingState& s, const DataCursor& d, Findings& out)
 {
-    // Each rank's sampler against the others and against the checkpoint's own field.
+    // Each rank's sampler against the others (the same job reads one stream: they must agree),
+    // then against the checkpoint's own field (a warning: it rests on both counting alike).
     const StateField* epoch = findField(s.progress, "epoch");
     const StateField* position = d.positionName != "sampler.position" ? findField(s.data, d.positionName) : nullptr;
     const StateField* seed = findField(s.data, "data_seed");
@@ -64,22 +87,40 @@ void ranksDisagree(const TrainingState& s, const DataCursor& d, Findings& out)
     for (const auto& [samplerName, reference] : checks) {
         const auto fields = findFields(s.data, samplerName);
         std::set<std::string> values;
-        bool offReference = false;
-        for (const StateField* f : fields) {
+        for (const StateField* f : fields)
             values.insert(f->value);
-            offReference = offReference || (reference && toNumber(f->value) != toNumber(reference->value));
+        std::optional<double> ratio;
+        bool offReference = false;
+        if (values.size() == 1 && reference) {
+            const auto v = toNumber(*values.begin()), r = toNumber(reference->value);
+            if (v && r) {
+                ratio = std::string(samplerName) == "sampler.position" ? unitRatio(*v, *r)
+                                                                       : (*v == *r ? std::optional<double>(1.0) : std::nullopt);
+                offReference = !ratio;
+            }
         }
         if (values.size() <= 1 && !offReference)
             continue;
         std::string list;
         for (const auto& v : values)
             list += (list.empty() ? "" : ", ") + v;
-        const std::string message = values.size() > 1
+        const bool ranks = values.size() > 1;
+        const std::string message = ranks
             ? std::string("ranks disagree on ") + samplerName + ": " + list
-            : std::string(samplerName) + " " + list + " differs from the checkpoint's " + reference->name + " " + reference->value;
+            : std::string(samplerName) + " " + list + " differs from the checkpoint's " + reference->name + " " + reference->value
+                + (std::string(samplerName) == "sampler.position" ? ", and is not a whole multiple of it (a count of samples would be)" : "");
         Finding f = makeFinding("data.ranks-disagree", message,
-            hintWithNext("Per-rank sampler state was restored for some ranks only, or comes from another save; those ranks "
-                         "read other data than the rest of the job expects (recovery guide §4.2 on saving the data position as well as the RNG and §4.4 on per-rank RNG state; story torchtitan#811).", Component::Data));
+            hintWithNext(ranks ? "Per-rank sampler state was restored for some ranks only, or comes from another save; those ranks "
+                                 "read other data than the rest of the job expects (recovery guide §4.2 on saving the data position as well as the RNG and §4.4 on per-rank RNG state; story torchtitan#811)."
+                               : "The sampler and the loop's own cursor were saved at different moments, or one was not restored on "
+                                 "resume (recovery guide §4.2 on saving the data position as well as the RNG).",
+                         Component::Data));
+        if (!ranks) {
+            f.severity = Severity::Warning;
+            f.assumes = std::string(samplerName) == "sampler.position"
+                ? "the sampler position and " + reference->name + " count the same stream, in batches or in samples"
+                : "the sampler and " + reference->name + " describe the same epoch and seed";
+        }
         if (reference)
             f.evidence.push_back(evidence(*reference));
         for (const StateField* field : fields)
