@@ -90,6 +90,11 @@ inline constexpr const char* kHintAccelerateNoManifest =
     "accelerate's save_state writes no manifest and no commit marker (docs/formats.md on accelerate checkpoints): random_states_<i>.pkl, written "
     "last, is the best sign the save finished, and nothing records sizes or hashes. To make copies verifiable, write a "
     "manifest.json with the size and SHA-256 of every file and a COMPLETE marker (recovery guide §6.2-6.3 on commit markers and manifests).";
+inline constexpr const char* kHintModelExportNoManifest =
+    "A model-only export (torchtitan's last step with last_save_model_only, or save_pretrained) holds the weights and "
+    "no training state: it is the end product of a run, not a point to resume training from, and has no commit marker "
+    "(docs/conventions.md on torchtitan's last-step export). A sharded export's index is checked against its shards; "
+    "to make copies verifiable, write a manifest.json with the size and SHA-256 of every file (recovery guide §6.3 on manifest contents).";
 inline constexpr const char* kHintZeroRanks =
     "ZeRO partitions the optimizer state over the data-parallel ranks (docs/formats.md on DeepSpeed checkpoints): every rank's "
     "zero_pp_rank_<r>_mp_rank_XX_optim_states.pt is needed to rebuild it, for dp_world_size ranks. A missing one means a "

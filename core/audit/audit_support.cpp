@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "audit_support.h"
 
+#include "ckpt/formats/model_export.h"
 #include "ckpt/io/errors.h"
 #include "ckpt/io/read_only_file.h"
 
@@ -154,6 +155,25 @@ std::string nativeMarkerIn(const std::string& dir)
     }
     // By precedence, and within a kind the lowest rank (names sort "__0" < "__1").
     std::sort(names.begin(), names.end());
+    if (names.empty()) {
+        // A model-only export (torchtitan's last step, save_pretrained) has no marker: its weights stand in.
+        std::vector<std::string> all;
+        for (const auto& e : fs::directory_iterator(dir, ec)) {
+            if (e.is_regular_file(ec))
+                all.push_back(e.path().filename().string());
+        }
+        std::sort(all.begin(), all.end());
+        if (isModelExportListing(all)) {
+            for (const auto& n : all) {
+                if (n.ends_with(".safetensors.index.json"))
+                    return n;
+            }
+            for (const auto& n : all) {
+                if (n.ends_with(".safetensors"))
+                    return n;
+            }
+        }
+    }
     for (const auto pred : {+[](const std::string& n) { return n == "trainer_state.json"; },
                             +[](const std::string& n) { return n == ".metadata"; },
                             +[](const std::string& n) { return n.ends_with(".metadata"); },

@@ -164,16 +164,29 @@ CheckReport checkRun(const std::string& path, const RunHistory& history, const C
         report.findings.insert(report.findings.end(), found.begin(), found.end());
         addSeries(report, c);
     }
-    for (std::size_t i = 1; i < facts.size(); ++i) {
-        if (!step("comparing " + facts[i - 1].state.path + " -> " + facts[i].state.path))
+    // Consecutive training checkpoints are compared; a model-only export (torchtitan's last step) is
+    // the run's product in another naming (Hugging Face keys), not the next training state.
+    const CheckpointFacts* previous = nullptr;
+    for (std::size_t i = 0; i < facts.size(); ++i) {
+        const bool isExport = facts[i].state.layout.layout == Layout::ModelExport;
+        if (previous && isExport != (previous->state.layout.layout == Layout::ModelExport)) {
+            done++;
+            continue;
+        }
+        if (!previous) {
+            previous = &facts[i];
+            continue;
+        }
+        if (!step("comparing " + previous->state.path + " -> " + facts[i].state.path))
             return report;
-        auto found = checkPair(facts[i - 1], facts[i]);
+        auto found = checkPair(*previous, facts[i]);
         for (const auto& f : found) {
             const std::string series = seriesOf(f.rule);
             if (!series.empty() && f.severity != Severity::Info && facts[i].state.globalStep)
                 report.discontinuities.push_back({series, *facts[i].state.globalStep, f.rule, facts[i].state.path});
         }
         report.findings.insert(report.findings.end(), found.begin(), found.end());
+        previous = &facts[i];
     }
     const std::size_t before = report.findings.size();
     report.findings.insert(report.findings.end(), runAudit.begin(), runAudit.end());

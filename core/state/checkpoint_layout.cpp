@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/state/checkpoint_layout.h"
 
+#include "ckpt/formats/model_export.h"
 #include "ckpt/formats/rank_names.h"
 
 #include <algorithm>
@@ -76,6 +77,7 @@ const char* layoutName(Layout layout)
     case Layout::Accelerate: return "accelerate";
     case Layout::Dcp: return "dcp";
     case Layout::StateDict: return "state_dict";
+    case Layout::ModelExport: return "model_export";
     case Layout::Generic: return "generic";
     }
     return "?";
@@ -159,6 +161,11 @@ CheckpointLayout detectLayout(const std::string& path)
         // the step is in random_states_<i>.pkl.
         if (base.starts_with("checkpoint_"))
             out.stepFromName.reset();
+    } else if (isModelExportListing(names)) {
+        // torchtitan's _save_last_step with last_save_model_only (the default) and last_save_in_hf writes
+        // only the model, as safetensors, into the last step-N (torchtitan@970fbddb components/checkpoint.py;
+        // docs/conventions.md §7); save_pretrained folders look the same. Nothing marks the commit.
+        out.layout = Layout::ModelExport;
     } else {
         out.layout = Layout::Generic;
     }

@@ -222,11 +222,15 @@ void markLatest(RunHistory& h, const fs::path& dir)
 {
     if (markFromPointer(h, dir / "latest"))
         return;
-    for (auto it = h.checkpoints.rbegin(); it != h.checkpoints.rend(); ++it) {
-        if (it->complete) {
-            it->latest = true;
-            h.latestFrom = "newest complete checkpoint";
-            return;
+    // A model-only export (torchtitan's last step) is not a resume point; it is latest only in a
+    // folder of exports.
+    for (const bool exports : {false, true}) {
+        for (auto it = h.checkpoints.rbegin(); it != h.checkpoints.rend(); ++it) {
+            if (it->complete && (it->layout == Layout::ModelExport) == exports) {
+                it->latest = true;
+                h.latestFrom = exports ? "newest model export" : "newest complete checkpoint";
+                return;
+            }
         }
     }
 }

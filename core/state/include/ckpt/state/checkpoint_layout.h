@@ -20,6 +20,8 @@ enum class Layout : uint8_t {
     Accelerate,        // save_state folder: random_states_N.pkl, optimizer.bin, scheduler.bin...
     Dcp,               // torch.distributed.checkpoint: .metadata + __r_n.distcp
     StateDict,         // a file holding only a model state_dict
+    ModelExport,       // a folder of model weights only (safetensors and JSON configs): torchtitan's last-step
+                       // export, save_pretrained; a final artefact, not a point to resume training from
     Generic,           // anything else: parts are found by structure
 };
 
