@@ -7,8 +7,11 @@
 #include "rule_families.h"
 #include "rule_support.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+#include <tuple>
 
 namespace ckpt::rules {
 namespace {
@@ -170,6 +173,56 @@ void lrLogDeparts(const RunHistory& run, const std::vector<const CheckpointFacts
     }
 }
 
+// A generator that returns to a state it already had, after moving in between, was restarted from
+// its seed: a resume that did not load the RNG (story transformers#17032, the save_strategy="epoch"
+// path skipping _load_rng_state) or a broad except around the restore (more stories: Relax PR#317).
+// The Mersenne Twister and Philox streams do not revisit a state within any training run's draws,
+// so the files prove it.
+void rngRestarted(const std::vector<const CheckpointFacts*>& cs, Findings& out)
+{
+    using Key = std::tuple<int, std::string, std::string>; // rank, kind, key path
+    std::map<Key, std::vector<std::pair<const CheckpointFacts*, const RngPart::Generator*>>> history;
+    for (const CheckpointFacts* c : cs) {
+        if (!c->state.rng || !c->state.globalStep)
+            continue;
+        for (const auto& g : c->state.rng->generators) {
+            if (!g.state.fingerprint.empty())
+                history[{g.rank < 0 ? 0 : g.rank, rngKindName(g.state.kind), formatKeyPath(g.state.key)}].push_back({c, &g});
+        }
+    }
+    std::set<std::pair<const CheckpointFacts*, const CheckpointFacts*>> reported;
+    for (const auto& [key, seen] : history) {
+        for (std::size_t j = 2; j < seen.size(); ++j) {
+            for (std::size_t i = 0; i + 1 < j; ++i) {
+                const auto& [ca, ga] = seen[i];
+                const auto& [cb, gb] = seen[j];
+                if (ga->state.fingerprint != gb->state.fingerprint || *cb->state.globalStep <= *ca->state.globalStep)
+                    continue;
+                const bool movedBetween = std::any_of(seen.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                    seen.begin() + static_cast<std::ptrdiff_t>(j),
+                    [&](const auto& x) { return x.second->state.fingerprint != ga->state.fingerprint; });
+                if (!movedBetween || !reported.insert({ca, cb}).second)
+                    continue;
+                Finding f = makeFinding("rng.restarted",
+                    std::get<1>(key) + " of rank " + std::to_string(std::get<0>(key)) + " at step "
+                        + std::to_string(*cb->state.globalStep) + " is back in the state it had at step "
+                        + std::to_string(*ca->state.globalStep) + ", after moving in between: it was restarted from its seed",
+                    hintWithNext("A resume re-seeded instead of loading the RNG state: the Trainer's epoch-save path that skipped "
+                                 "_load_rng_state (story transformers#17032), or a try/except around the restore that swallowed "
+                                 "an error (more stories: Relax PR#317); dropout masks and shuffling repeat those of steps "
+                                 + std::to_string(*ca->state.globalStep) + " onward (recovery guide §4.1 on the state of every random generator).",
+                                 Component::Rng));
+                f.evidence.push_back(evidence(std::get<1>(key) + " at step " + std::to_string(*ca->state.globalStep),
+                                              ga->state.fingerprint, {ga->file, ga->state.key}));
+                f.evidence.push_back(evidence(std::get<1>(key) + " at step " + std::to_string(*cb->state.globalStep),
+                                              gb->state.fingerprint, {gb->file, gb->state.key}));
+                f.checkpoints = {ca->state.path, cb->state.path};
+                out.push_back(std::move(f));
+            }
+        }
+    }
+}
+
 } // namespace
 
 void runRules(const RunHistory& run, const std::vector<const CheckpointFacts*>& checkpoints, bool latestAudited, Findings& out,
@@ -179,6 +232,7 @@ void runRules(const RunHistory& run, const std::vector<const CheckpointFacts*>& 
     saveInterval(checkpoints, out);
     latestAndBest(run, latestAudited, out);
     lrLogDeparts(run, checkpoints, out, marks);
+    rngRestarted(checkpoints, out);
 }
 
 } // namespace ckpt::rules

@@ -300,6 +300,26 @@ private slots:
         QVERIFY(!find(neg, "run.save-interval"));
     }
 
+    // A rank's generators back in the state of an earlier save after moving in between: the resume
+    // re-seeded (the story runs in tst_story_runs reproduce the training loops that do it).
+    void rngRestarted()
+    {
+        testedRules().insert("rng.restarted");
+        QTemporaryDir tmp;
+        copyOf(tmp, sample("ddp4-mlp/checkpoint-0000100"), "run/checkpoint-0000100");
+        copyOf(tmp, sample("ddp4-mlp/checkpoint-0000200"), "run/checkpoint-0000200");
+        const std::string c = copyOf(tmp, sample("ddp4-mlp/checkpoint-0000300"), "run/checkpoint-0000300");
+        fs::copy_file(sample("ddp4-mlp/checkpoint-0000100/rng-rank-2.pt"), c + "/rng-rank-2.pt", fs::copy_options::overwrite_existing);
+        const auto pos = checkRunDir(tmp.path().toStdString() + "/run", false);
+        const Finding* f = find(pos, "rng.restarted");
+        QVERIFY2(f, listRules(pos).constData());
+        QCOMPARE(f->severity, Severity::Error);
+        QCOMPARE(f->component, Component::Rng);
+        QVERIFY2(f->message.find("rank 2 at step 300 is back in the state it had at step 100") != std::string::npos, f->message.c_str());
+        QCOMPARE(f->checkpoints.size(), std::size_t(2));
+        QVERIFY(!find(checkRunDir(sample("ddp4-mlp"), false), "rng.restarted"));
+    }
+
     void runLatest()
     {
         testedRules().insert("run.latest");

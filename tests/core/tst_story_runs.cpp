@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+// Issue 14, "every story": runs that reproduce the failure stories of anchors.md §3 the files can
+// reveal (tests/fixtures/make_story_runs.py, each a healthy run plus the story's one mistake), and
+// the rule, component and severity that catch each, with a message naming its mechanism.
+#include "test_support.h"
+
+#include <QTest>
+
+using namespace testsupport;
+using nlohmann::json;
+
+class TestStoryRuns : public QObject {
+    Q_OBJECT
+private slots:
+    void storyCaught_data()
+    {
+        QTest::addColumn<QString>("run");
+        QTest::addColumn<QString>("rule");
+        QTest::addColumn<QString>("component");
+        QTest::addColumn<QString>("severity");
+        QTest::addColumn<QString>("says");
+        auto row = [](const char* run, const char* rule, const char* component, const char* severity, const char* says) {
+            QTest::newRow(run) << run << rule << component << severity << says;
+        };
+        row("rng-not-loaded", "rng.restarted", "rng", "error", "restarted from its seed");            // story 8
+        row("rng-except", "rng.restarted", "rng", "error", "back in the state it had at step 10");    // more: Relax PR#317
+        row("accum-skip", "data.cursor-vs-step", "data", "error", "global step × accumulation is 60"); // story 11
+        row("sam-no-momentum", "optimizer.state-missing", "optimizer", "error", "keeps per-parameter state"); // story 18
+        row("param-order", "optimizer.moment-shape", "optimizer", "error", "but the parameter has");  // story 19
+        row("epoch-skipped", "data.cursor-delta", "data", "error", "16 batch(es) skipped");           // more: verl#7401
+    }
+    void storyCaught()
+    {
+        QFETCH(QString, run);
+        QFETCH(QString, rule);
+        QFETCH(QString, component);
+        QFETCH(QString, severity);
+        QFETCH(QString, says);
+        const QString path = QStringLiteral(CKPT_TESTDATA_DIR "/story_runs/") + run;
+        const CkptRun r = runCkpt({QStringLiteral("check"), path, QStringLiteral("--json")});
+        QCOMPARE(r.code, 1);
+        const json report = json::parse(r.out.toStdString());
+        bool found = false;
+        for (const auto& f : report["findings"]) {
+            if (f["rule"] != rule.toStdString())
+                continue;
+            found = true;
+            QCOMPARE(QString::fromStdString(f["component"].get<std::string>()), component);
+            QCOMPARE(QString::fromStdString(f["severity"].get<std::string>()), severity);
+            QVERIFY2(f["message"].get<std::string>().find(says.toStdString()) != std::string::npos, f.dump().c_str());
+        }
+        QVERIFY2(found, r.out.constData());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStoryRuns)
+#include "tst_story_runs.moc"
