@@ -9,6 +9,8 @@
 #include "scaler_account.h"
 
 #include <cmath>
+#include <cstdio>
+#include <map>
 
 namespace ckpt::rules {
 namespace {
@@ -152,12 +154,51 @@ void dataDelta(const TrainingState& a, const TrainingState& b, int64_t dG, Findi
     out.push_back(std::move(f));
 }
 
+// The data-parallel ranks whose data loader state a checkpoint keeps: torchtitan saves one entry per
+// dp rank, dataloader.dp_rank_<r> (torchtitan@970fbddb components/dataloader.py), and loads only the
+// entry of each rank of the resuming job: saved at dp 4 and resumed at dp 2, ranks 2 and 3's
+// positions are dropped without an error (story torchtitan#811, fixed to warn in PR#816).
+std::map<int, const StateField*> dpRankStates(const TrainingState& s)
+{
+    std::map<int, const StateField*> out;
+    for (const auto* fields : {&s.progress, &s.data}) {
+        for (const auto& f : *fields) {
+            int rank = -1;
+            if (std::sscanf(f.name.c_str(), "dataloader.dp_rank_%d", &rank) == 1 && rank >= 0)
+                out.emplace(rank, &f);
+        }
+    }
+    return out;
+}
+
+void dpRanksChanged(const TrainingState& a, const TrainingState& b, Findings& out)
+{
+    const auto ra = dpRankStates(a), rb = dpRankStates(b);
+    if (ra.empty() || rb.empty() || ra.size() == rb.size())
+        return;
+    std::string dropped;
+    for (const auto& [rank, _] : ra)
+        if (!rb.contains(rank))
+            dropped += (dropped.empty() ? "" : ", ") + std::to_string(rank);
+    Finding f = makeFinding("data.dp-ranks-changed",
+        "the data loader state covers " + std::to_string(ra.size()) + " data-parallel ranks in A but " + std::to_string(rb.size())
+            + " in B" + (dropped.empty() ? "" : ": the positions of dp rank(s) " + dropped + " were dropped"),
+        hintWithNext("Per-rank data loader state is not resharded when the data-parallel degree changes: the resumed ranks "
+                     "continue their own streams and the dropped ranks' samples are never seen (or seen again) (story "
+                     "torchtitan#811; recovery guide §4.2 on saving the data position as well as the RNG).", Component::Data));
+    f.assumes = "the data loader keeps one state per data-parallel rank and does not reshard it (torchtitan's does not)";
+    f.evidence.push_back(evidence("dp ranks in A", std::to_string(ra.size()), ra.begin()->second->from));
+    f.evidence.push_back(evidence("dp ranks in B", std::to_string(rb.size()), rb.begin()->second->from));
+    out.push_back(std::move(f));
+}
+
 } // namespace
 
 void counterPairRules(const CheckpointFacts& ca, const CheckpointFacts& cb, Findings& out)
 {
     const TrainingState& a = ca.state;
     const TrainingState& b = cb.state;
+    dpRanksChanged(a, b, out);
     if (!a.globalStep || !b.globalStep)
         return;
     const int64_t dG = *b.globalStep - *a.globalStep;

@@ -103,6 +103,8 @@ const std::vector<RuleInfo> kRules = {
      "per-rank sampler epoch, position or seed disagree with each other or with the checkpoint's cursor"},
     {"data.cursor-delta", S::Error, C::Data, R::Pair, "§4.2, §10.1",
      "the data cursor advanced as many batches as the global step (repeated or skipped data)"},
+    {"data.dp-ranks-changed", S::Warning, C::Data, R::Pair, "§4.2",
+     "the data loader state covers another number of data-parallel ranks in B than in A: some ranks' positions were dropped"},
     {"data.sampler-changed", S::Error, C::Data, R::Pair, "§4.2",
      "the sampler or data seed changed, or the epoch went backwards, between the checkpoints"},
     // progress (C)

@@ -39,6 +39,10 @@ void StateReader::readDcp()
     std::vector<std::pair<std::string, std::unique_ptr<CheckpointFile>>> schedulerItems;
     std::string schedulerTop;
     std::set<std::string> stateKeys;
+    // flatten_optimizer_state_dict=True (torchtitan, pytorch@b93076cf torch/distributed/checkpoint/
+    // state_dict.py _flatten_optim_state_dict): optimizer.param_groups.<fqn>.<key>, every group value
+    // repeated per parameter. Parameters whose values agree form one group, in first-seen order.
+    std::vector<std::pair<std::string, std::vector<StateField>>> perFqn;
     for (const auto& e : dcp.entries) {
         const std::string top = partOf(e);
         const bool optimizer = top == "optim" || top == "optimizer";
@@ -69,6 +73,13 @@ void StateReader::readDcp()
                 if (optimizer && e.path.size() == 4 && e.path[1] == KeyPart(std::string("param_groups"))
                     && std::holds_alternative<int64_t>(e.path[2])) {
                     addGroupItem(opt, static_cast<std::size_t>(std::get<int64_t>(e.path[2])), last, *item, {metadata, e.path});
+                } else if (optimizer && e.path.size() >= 4 && e.path[1] == KeyPart(std::string("param_groups"))) {
+                    const std::string fqn = formatKeyPath(KeyPath(e.path.begin() + 2, e.path.end() - 1));
+                    auto it = std::find_if(perFqn.begin(), perFqn.end(), [&](const auto& p) { return p.first == fqn; });
+                    if (it == perFqn.end())
+                        it = perFqn.insert(perFqn.end(), {fqn, {}});
+                    if (const std::string text = simpleText(*item, item->root()); !text.empty())
+                        it->second.push_back({last, text, {metadata, e.path}});
                 } else if (isSchedulerKey(top) && e.path.size() == 2) {
                     schedulerItems.emplace_back(last, std::move(item));
                     schedulerTop = top;
@@ -96,6 +107,21 @@ void StateReader::readDcp()
     }
     if (!model.parameters.empty())
         m_state.model = std::move(model);
+    for (const auto& [fqn, values] : perFqn) {
+        auto sameValues = [&](const ParamGroup& g) {
+            if (g.hyperparameters.size() != values.size())
+                return false;
+            for (std::size_t i = 0; i < values.size(); ++i) {
+                if (g.hyperparameters[i].name != values[i].name || g.hyperparameters[i].value != values[i].value)
+                    return false;
+            }
+            return true;
+        };
+        auto g = std::find_if(opt.groups.begin(), opt.groups.end(), sameValues);
+        if (g == opt.groups.end())
+            g = opt.groups.insert(opt.groups.end(), ParamGroup{values, {}});
+        g->params.push_back(fqn);
+    }
     readDcpScheduler(schedulerItems, metadata, schedulerTop);
     for (auto& ps : opt.paramState) {
         for (std::size_t gi = 0; gi < opt.groups.size() && ps.group < 0; ++gi) {
@@ -163,8 +189,22 @@ void StateReader::readDcpScheduler(const std::vector<std::pair<std::string, std:
         g[dict].items.push_back(k);
         g[dict].items.push_back(v);
     }
-    if (auto schedule = readLrSchedule(g, dict))
+    if (auto schedule = readLrSchedule(g, dict)) {
         m_state.scheduler = SchedulerPart{std::move(*schedule), {metadata, {top}}};
+        return;
+    }
+    // torchtitan's LRSchedulersContainer saves only {"last_epoch"} (torchtitan@970fbddb
+    // components/optimizer/lr_scheduler.py state_dict): its LambdaLR warmup/decay functions are
+    // code, so the position is all there is.
+    if (items.size() == 1 && items.front().first == "last_epoch") {
+        if (const auto v = scalarOf(*items.front().second, items.front().second->root())) {
+            LrSchedule s;
+            s.kind = "LambdaLR";
+            s.why = "torchtitan saves only last_epoch; its warmup and decay functions are code";
+            s.lastEpoch = static_cast<int64_t>(*v);
+            m_state.scheduler = SchedulerPart{std::move(s), {metadata, {top}}};
+        }
+    }
 }
 
 std::optional<double> StateReader::dcpScalar(const DcpCheckpoint& dcp, const DcpEntry& e)

@@ -137,7 +137,9 @@ void StateReader::refineSingleFileLayout()
 
 void StateReader::settleGlobalStep()
 {
-    for (const char* name : {"global_step", "global_steps", "step", "iteration", "iter"}) {
+    // torchtitan keeps its train step in train_state (torchtitan@970fbddb trainer.py state_dict:
+    // {"step", "ntokens_seen"}), the last completed step, as N in step-N.
+    for (const char* name : {"global_step", "global_steps", "step", "iteration", "iter", "train_state.step"}) {
         if (const StateField* f = m_state.progressField(name)) {
             try {
                 m_state.globalStep = std::stoll(f->value);

@@ -320,6 +320,20 @@ private slots:
         QVERIFY(!find(checkRunDir(sample("ddp4-mlp"), false), "rng.restarted"));
     }
 
+    // torchtitan's per-dp-rank data loader entries: 4 at step 10, 2 after a resume at dp 2.
+    void dpRanksChanged()
+    {
+        testedRules().insert("data.dp-ranks-changed");
+        const std::string story = std::string(CKPT_TESTDATA_DIR) + "/story_runs/dp-rank-dropped/";
+        const auto pos = checkTwo(story + "step-10", story + "step-20");
+        const Finding* f = find(pos, "data.dp-ranks-changed");
+        QVERIFY2(f, listRules(pos).constData());
+        QCOMPARE(f->severity, Severity::Warning);
+        QVERIFY(!f->assumes.empty());
+        const std::string clean = std::string(CKPT_TESTDATA_DIR) + "/convention_runs/torchtitan-hf-export/";
+        QVERIFY(!find(checkTwo(clean + "step-10", clean + "step-20"), "data.dp-ranks-changed"));
+    }
+
     void runLatest()
     {
         testedRules().insert("run.latest");

@@ -28,6 +28,8 @@ private slots:
         row("sam-no-momentum", "optimizer.state-missing", "optimizer", "error", "keeps per-parameter state"); // story 18
         row("param-order", "optimizer.moment-shape", "optimizer", "error", "but the parameter has");  // story 19
         row("epoch-skipped", "data.cursor-delta", "data", "error", "16 batch(es) skipped");           // more: verl#7401
+        row("dp-rank-dropped", "data.dp-ranks-changed", "data", "warning", "dp rank(s) 2, 3 were dropped"); // story 14
+        row("dcp-initial-lr", "scheduler.position", "scheduler", "error", "position 10 but training is at global step 20"); // story 1
     }
     void storyCaught()
     {
@@ -38,7 +40,7 @@ private slots:
         QFETCH(QString, says);
         const QString path = QStringLiteral(CKPT_TESTDATA_DIR "/story_runs/") + run;
         const CkptRun r = runCkpt({QStringLiteral("check"), path, QStringLiteral("--json")});
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 1); // a warning or an error
         const json report = json::parse(r.out.toStdString());
         bool found = false;
         for (const auto& f : report["findings"]) {
