@@ -39,13 +39,43 @@ bool keepsState(const OptimizerPart& o)
 
 bool flatPartition(const OptimizerPart& o) { return o.nameMapping.starts_with("flat"); }
 
+// The moment torch's optimizer of this type creates for every parameter on its first step
+// (pytorch torch/optim/sgd.py, adam.py, rmsprop.py, adagrad.py _init_group).
+const char* ownMoment(const std::string& type)
+{
+    if (type == "SGD")
+        return "momentum_buffer";
+    if (type == "Adam/AdamW")
+        return "exp_avg";
+    if (type == "RMSprop")
+        return "square_avg";
+    if (type == "Adagrad")
+        return "sum";
+    return nullptr;
+}
+
 void stateMissing(const TrainingState& s, Findings& out)
 {
     const OptimizerPart& o = *s.optimizer;
-    if (!o.paramState.empty() || !keepsState(o) || s.globalStep.value_or(0) <= 0)
+    if (!keepsState(o) || s.globalStep.value_or(0) <= 0)
         return;
+    // A wrapper's own state (SAM's old_p, davda54/sam before PR#39) in place of the base optimizer's
+    // is as missing as no state at all.
+    const char* own = ownMoment(o.type);
+    std::set<std::string> held;
+    for (const auto& ps : o.paramState)
+        for (const auto& m : ps.moments)
+            held.insert(m.name);
+    const bool wrapperOnly = !o.paramState.empty() && own && !held.contains(own) && !flatPartition(o);
+    if (!o.paramState.empty() && !wrapperOnly)
+        return;
+    std::string heldText;
+    for (const auto& h : held)
+        heldText += (heldText.empty() ? "" : ", ") + h;
     Finding f = makeFinding("optimizer.state-missing",
-        o.type + " keeps per-parameter state, but this optimizer has none at global step " + std::to_string(*s.globalStep),
+        o.type + " keeps per-parameter state, but this optimizer has "
+            + (wrapperOnly ? "none of its " + std::string(own) + " (only " + heldText + ")" : std::string("none"))
+            + " at global step " + std::to_string(*s.globalStep),
         hintWithNext("A fresh optimizer was saved: the resume built a new optimizer without load_state_dict, or a wrapper "
                      "(SAM, Lookahead) returned its own empty state_dict instead of the base optimizer's (recovery guide §2.2 on optimizer state and §9.2 on building objects before loading state).",
                      Component::Optimizer));

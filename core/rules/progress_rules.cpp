@@ -46,6 +46,7 @@ void countersDisagree(const TrainingState& s, Findings& out)
         hintWithNext("The name and the counter come from different moments: the counter was incremented during the save "
                      "(story Lightning#11555) or the folder was renamed/copied (recovery guide §6.1 on consistent checkpoints and §8.3 on retention and rollback).", Component::Progress));
     f.severity = Severity::Warning;
+    f.assumes = "the checkpoint's name carries the step it was saved at";
     f.evidence.push_back({"step in the name", std::to_string(*s.layout.stepFromName), s.layout.path});
     f.evidence.push_back(evidence(*recorded));
     out.push_back(std::move(f));

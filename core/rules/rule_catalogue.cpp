@@ -207,6 +207,8 @@ Finding makeFinding(std::string_view id, std::string message, std::string hint)
     f.component = info.component;
     f.message = std::move(message);
     f.hint = std::move(hint);
+    if (info.severity == Severity::Warning)
+        f.assumes = std::string(ruleConvention(id));
     return f;
 }
 

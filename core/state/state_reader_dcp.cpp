@@ -15,6 +15,27 @@ namespace ckpt::detail {
 
 // A DCP folder: tensors and values are addressed by flattened keys; the model is every tensor
 // outside the optimizer's subtree, the optimizer state is keyed by parameter name (FQN).
+namespace {
+
+// ("optimizer", "state.<fqn>.<name>") -> ("optimizer", "state", "<fqn>", "<name>"), and the same for
+// param_groups; other paths unchanged. The fqn keeps its dots; the last segment is the name.
+KeyPath unflattenOptimizerPath(const KeyPath& path)
+{
+    if (path.size() != 2 || !std::holds_alternative<std::string>(path[1]))
+        return path;
+    const std::string& flat = std::get<std::string>(path[1]);
+    for (const char* part : {"state.", "param_groups."}) {
+        const std::string prefix = part;
+        const auto dot = flat.rfind('.');
+        if (!flat.starts_with(prefix) || dot == std::string::npos || dot <= prefix.size())
+            continue;
+        return {path[0], prefix.substr(0, prefix.size() - 1), flat.substr(prefix.size(), dot - prefix.size()), flat.substr(dot + 1)};
+    }
+    return path;
+}
+
+} // namespace
+
 void StateReader::readDcp()
 {
     DcpCheckpoint dcp;
@@ -46,9 +67,13 @@ void StateReader::readDcp()
     for (const auto& e : dcp.entries) {
         const std::string top = partOf(e);
         const bool optimizer = top == "optim" || top == "optimizer";
-        if (optimizer && e.path.size() >= 4 && e.path[1] == KeyPart(std::string("state"))) {
-            const std::string param = formatKeyPath(KeyPath(e.path.begin() + 2, e.path.end() - 1));
-            const std::string moment = std::holds_alternative<std::string>(e.path.back()) ? std::get<std::string>(e.path.back()) : "?";
+        // torchtitan's optimizer container hands DCP an already flat dict (flatten_optimizer_state_dict=True,
+        // torchtitan@970fbddb components/optimizer/utils.py): ("optimizer", "state.<fqn>.exp_avg"),
+        // ("optimizer", "param_groups.<fqn>.lr"). Read as the nested form; provenances keep the saved path.
+        const KeyPath path = optimizer ? unflattenOptimizerPath(e.path) : e.path;
+        if (optimizer && path.size() >= 4 && path[1] == KeyPart(std::string("state"))) {
+            const std::string param = formatKeyPath(KeyPath(path.begin() + 2, path.end() - 1));
+            const std::string moment = std::holds_alternative<std::string>(path.back()) ? std::get<std::string>(path.back()) : "?";
             stateKeys.insert(moment);
             auto it = std::find_if(opt.paramState.begin(), opt.paramState.end(), [&](const ParamState& p) { return p.index == param; });
             if (it == opt.paramState.end()) {
@@ -67,14 +92,20 @@ void StateReader::readDcp()
             // descends every dict, so each hyperparameter and scheduler field is its own item.
             if (e.chunks.size() != 1 || e.path.empty())
                 continue;
+            if (top == "dataloader" && e.path.size() == 2 && std::holds_alternative<std::string>(e.path[1])
+                && std::get<std::string>(e.path[1]).starts_with("dp_rank_")) {
+                // torchtitan's per-dp-rank loader state, pickled bytes: its presence is what the rules use.
+                field(m_state.data, e.fqn, "saved", {metadata, e.path});
+                continue;
+            }
             try {
                 auto item = dcp.openChunk(e.chunks.front());
-                const std::string last = std::holds_alternative<std::string>(e.path.back()) ? std::get<std::string>(e.path.back()) : "";
-                if (optimizer && e.path.size() == 4 && e.path[1] == KeyPart(std::string("param_groups"))
-                    && std::holds_alternative<int64_t>(e.path[2])) {
-                    addGroupItem(opt, static_cast<std::size_t>(std::get<int64_t>(e.path[2])), last, *item, {metadata, e.path});
-                } else if (optimizer && e.path.size() >= 4 && e.path[1] == KeyPart(std::string("param_groups"))) {
-                    const std::string fqn = formatKeyPath(KeyPath(e.path.begin() + 2, e.path.end() - 1));
+                const std::string last = std::holds_alternative<std::string>(path.back()) ? std::get<std::string>(path.back()) : "";
+                if (optimizer && path.size() == 4 && path[1] == KeyPart(std::string("param_groups"))
+                    && std::holds_alternative<int64_t>(path[2])) {
+                    addGroupItem(opt, static_cast<std::size_t>(std::get<int64_t>(path[2])), last, *item, {metadata, e.path});
+                } else if (optimizer && path.size() >= 4 && path[1] == KeyPart(std::string("param_groups"))) {
+                    const std::string fqn = formatKeyPath(KeyPath(path.begin() + 2, path.end() - 1));
                     auto it = std::find_if(perFqn.begin(), perFqn.end(), [&](const auto& p) { return p.first == fqn; });
                     if (it == perFqn.end())
                         it = perFqn.insert(perFqn.end(), {fqn, {}});

@@ -147,6 +147,8 @@ private slots:
         const Finding* f = find(pos, rule.toStdString());
         QVERIFY2(f, listRules(pos).constData());
         QCOMPARE(QString(severityName(f->severity)), severity);
+        if (f->severity == Severity::Warning) // a warning names the convention it rests on
+            QVERIFY2(!f->assumes.empty(), (f->rule + " has no assumes").c_str());
         QVERIFY(!f->message.empty());
         QVERIFY(!f->hint.empty());
         QVERIFY2(!f->evidence.empty(), "every finding shows its evidence");
@@ -231,6 +233,8 @@ private slots:
         const Finding* f = find(pos, rule.toStdString());
         QVERIFY2(f, listRules(pos).constData());
         QCOMPARE(QString(severityName(f->severity)), severity);
+        if (f->severity == Severity::Warning) // a warning names the convention it rests on
+            QVERIFY2(!f->assumes.empty(), (f->rule + " has no assumes").c_str());
         QVERIFY2(!f->evidence.empty(), "every finding shows its evidence");
         QCOMPARE(f->checkpoints, (std::vector<std::string>{posA.toStdString(), posB.toStdString()}));
         const auto neg = checkTwo(negA.toStdString(), negB.toStdString());

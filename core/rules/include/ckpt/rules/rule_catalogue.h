@@ -35,4 +35,8 @@ const RuleInfo& ruleInfo(std::string_view id);
 /// A finding of rule `id` with its catalogue component and default severity.
 Finding makeFinding(std::string_view id, std::string message, std::string hint = {});
 
+/// The convention a warning rule rests on (empty for error and info rules); makeFinding puts it in
+/// Finding::assumes for findings of warning rules.
+std::string_view ruleConvention(std::string_view id);
+
 } // namespace ckpt
