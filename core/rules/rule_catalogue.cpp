@@ -69,6 +69,8 @@ const std::vector<RuleInfo> kRules = {
      "a usable scaler state: a positive finite scale, a growth tracker from 0 to below growth_interval (warning past it)"},
     {"scaler.skipped-steps", S::Info, C::Scaler, R::Checkpoint, "§3.2",
      "optimizer updates skipped by AMP overflows, as the scale's backoffs account for them"},
+    {"scaler.counters-missing", S::Warning, C::Scaler, R::Checkpoint, "§3.2",
+     "a dynamic loss scaler saved without the counter of clean steps since its last overflow"},
     {"scaler.missing", S::Warning, C::Scaler, R::Checkpoint, "§3.2",
      "fp16 training recorded but no GradScaler state saved"},
     {"scaler.unreachable", S::Error, C::Scaler, R::Pair, "§3.2, §10.1",

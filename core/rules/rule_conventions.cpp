@@ -21,6 +21,8 @@ std::string_view ruleConvention(std::string_view id)
         {"scheduler.step-count", "the scheduler is stepped with step() and no explicit epoch, so _step_count = last_epoch + 1"},
         {"scheduler.lr-formula", "only this scheduler changes the learning rate of its optimizer's groups"},
         {"scheduler.lr-log-departs", "the run's logged learning rate is the LR of the update logged at that step"},
+        {"scaler.counters-missing", "the scaler class checkpoints its iteration counters (GradScaler's _growth_tracker, "
+                                    "DeepSpeed's cur_iter and last_overflow_iter)"},
         {"scaler.missing", "fp16 training uses a GradScaler, whose state must be saved (not a static loss scale)"},
         {"rng.kinds-differ", "every rank captures the same set of generators"},
         {"data.dp-ranks-changed", "the data loader keeps one state per data-parallel rank and does not reshard it"},

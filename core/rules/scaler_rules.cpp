@@ -51,6 +51,26 @@ void state(const TrainingState& s, Findings& out)
     }
 }
 
+// A dynamic loss scaler's state without the counter its growth runs on: GradScaler's
+// _growth_tracker, DeepSpeed's DynamicLossScaler cur_iter and last_overflow_iter (it pickles its
+// whole __dict__, deepspeed/runtime/fp16/loss_scaler.py). Without it a resume restarts the growth
+// window, so the scale after a restart depends on when the job restarted (story metaseq#3, whose
+// _iter and _last_overflow_iter were not checkpointed).
+void countersMissing(const TrainingState& s, Findings& out)
+{
+    if (!s.scaler || !s.scaler->enabled || !s.scaler->scale || !s.scaler->growthInterval || s.scaler->growthTracker)
+        return;
+    Finding f = makeFinding("scaler.counters-missing",
+        "the dynamic loss scaler saved its scale " + numberText(*s.scaler->scale) + " and growth interval "
+            + std::to_string(*s.scaler->growthInterval) + " but not the counter of clean steps since its last overflow",
+        hintWithNext("A resume restarts the growth window: the next scale increase comes growth_interval steps after the "
+                     "restart instead of after the last overflow, so the loss scale depends on when the job restarted "
+                     "(story metaseq#3; recovery guide §3.2 on the AMP grad scaler as training state).", Component::Scaler));
+    f.evidence.push_back(evidence("scale", numberText(*s.scaler->scale), s.scaler->from));
+    f.evidence.push_back(evidence("growth counter", "absent (_growth_tracker, or cur_iter and last_overflow_iter)", s.scaler->from));
+    out.push_back(std::move(f));
+}
+
 void skippedSteps(const TrainingState& s, const ScalerAccount& a, Findings& out)
 {
     const auto opt = optimizerStep(s);
@@ -111,6 +131,7 @@ void scalerRules(const CheckpointFacts& c, Findings& out)
 {
     const ScalerAccount a = accountScaler(c.state);
     state(c.state, out);
+    countersMissing(c.state, out);
     skippedSteps(c.state, a, out);
     missing(c.state, out);
 }

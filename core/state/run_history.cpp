@@ -28,6 +28,10 @@ bool isCheckpointFileName(const std::string& name)
 
 bool isCheckpointDir(const fs::path& dir, const CheckpointLayout& layout)
 {
+    // A folder of weights is a run's checkpoint (torchtitan's last-step export) only when its name
+    // carries a step; otherwise it is a model folder beside others (examples, save_pretrained copies).
+    if (layout.layout == Layout::ModelExport)
+        return layout.stepFromName.has_value();
     if (layout.layout != Layout::Generic)
         return true;
     const std::string name = dir.filename().string();

@@ -120,6 +120,8 @@ private slots:
         row("scaler.state", rcase("scaler_past_interval.pt"), rcase("scaler_custom_init.pt"), "warning");
         row("scaler.skipped-steps", sample("ddp4-mlp/checkpoint-0000300"), sample("tiny-mlp/checkpoint-0000150"), "info");
         row("scaler.missing", rcase("fp16_no_scaler.pt"), good, "warning");
+        row("scaler.counters-missing", std::string(CKPT_TESTDATA_DIR) + "/story_runs/loss-scaler-counters/global_step20",
+            sample("deepspeed/global_step40"), "warning");
         row("rng.missing", sample("lightning/checkpoints/epoch=1-step=50.ckpt"), sample("ddp4-mlp/checkpoint-0000300"), "info");
         row("rng.invalid", rcase("bad_rng.pt"), good, "error");
         row("rng.rank-missing", rcase("ranks3"), sample("ddp4-mlp/checkpoint-0000300"), "error");

@@ -29,6 +29,7 @@ private slots:
         row("param-order", "optimizer.moment-shape", "optimizer", "error", "but the parameter has");  // story 19
         row("epoch-skipped", "data.cursor-delta", "data", "error", "16 batch(es) skipped");           // more: verl#7401
         row("dp-rank-dropped", "data.dp-ranks-changed", "data", "warning", "dp rank(s) 2, 3 were dropped"); // story 14
+        row("loss-scaler-counters", "scaler.counters-missing", "scaler", "warning", "but not the counter of clean steps"); // story 7
         row("dcp-initial-lr", "scheduler.position", "scheduler", "error", "position 10 but training is at global step 20"); // story 1
     }
     void storyCaught()
