@@ -110,6 +110,8 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const
         const QString evidence = evidenceText(finding);
         if (!evidence.isEmpty())
             tip += QStringLiteral("\n\n") + evidence;
+        if (!finding.assumes.empty())
+            tip += QStringLiteral("\n\n") + tr("Assumes: %1").arg(fromUtf8(finding.assumes));
         if (!finding.hint.empty())
             tip += QStringLiteral("\n\n") + tr("Hint: %1").arg(fromUtf8(finding.hint));
         return tip;
