@@ -30,6 +30,8 @@ private slots:
         row("epoch-skipped", "data.cursor-delta", "data", "error", "16 batch(es) skipped");           // more: verl#7401
         row("dp-rank-dropped", "data.dp-ranks-changed", "data", "warning", "dp rank(s) 2, 3 were dropped"); // story 14
         row("loss-scaler-counters", "scaler.counters-missing", "scaler", "warning", "but not the counter of clean steps"); // story 7
+        row("scaler-not-saved", "scaler.missing", "scaler", "warning", "fp16 mixed precision is recorded"); // story 5
+        row("batches-yielded-reset", "data.cursor-delta", "data", "error", "8 batch(es) trained twice"); // more: KempnerForge#57
         row("dcp-initial-lr", "scheduler.position", "scheduler", "error", "position 10 but training is at global step 20"); // story 1
     }
     void storyCaught()
