@@ -102,6 +102,11 @@ void stepCount(const TrainingState& s, Findings& out)
     if (l.stepCount <= 0 || l.lastEpoch < 0 || !l.children.empty() || l.kind == "ReduceLROnPlateau"
         || l.kind == "CosineAnnealingWarmRestarts" || l.stepCount == l.lastEpoch + 1)
         return;
+    // accelerate's AcceleratedScheduler counts _step_count up on every accumulation step between syncs
+    // (GradientAccumulationPlugin.adjust_scheduler, on by default) and steps num_processes times per
+    // sync (accelerate@16cb6eb8 src/accelerate/scheduler.py step): the two never keep torch's relation.
+    if (s.layout.layout == Layout::Accelerate)
+        return;
     Finding f = makeFinding("scheduler.step-count",
         "_step_count " + std::to_string(l.stepCount) + " differs from last_epoch + 1 = " + std::to_string(l.lastEpoch + 1),
         hintWithNext("step(epoch) was called with an explicit epoch, or last_epoch was edited after construction; the "

@@ -132,6 +132,9 @@ private slots:
             steps.push_back(s.progressField("accelerator.step")->value);
         }
         QCOMPARE(steps, (std::vector<std::string>{"4", "3", "2"})); // 4 batches in, then reset by two epoch ends
+        // The prepared scheduler stepped twice per update and counted _step_count on accumulation steps.
+        const TrainingState last = readTrainingState(h.checkpoints.back().path);
+        QVERIFY(last.scheduler && last.scheduler->schedule.stepCount != last.scheduler->schedule.lastEpoch + 1);
     }
 
     // Sampler positions counted in samples (8 per batch) beside batch_pos in batches.
