@@ -417,6 +417,9 @@ AuditResult Auditor::run(const std::string& pathIn)
                 checkpointNames.push_back(name);
         }
     }
+    // A model-only export has no marker file of its own (nativeMarkerIn names its weights).
+    if (!hasManifest && !hasComplete && !hasNativeMarker && checkpointNames.empty())
+        hasNativeMarker = !nativeMarkerIn(dirDisplay).empty();
     // accelerate keeps its checkpoint_<i>/ folders under <project>/checkpoints/.
     std::string nested;
     if (checkpointNames.empty() && !hasManifest && !hasComplete && !hasNativeMarker && fs::is_directory(fs::path(dirDisplay) / "checkpoints", ec)) {

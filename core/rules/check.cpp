@@ -35,7 +35,10 @@ CheckpointFacts load(const std::string& path, const FactOptions& options)
     if (!fs::exists(path))
         throw std::runtime_error(path + ": no such file or directory");
     CheckpointFacts c = gatherFacts(path, options);
-    if (!readable(c.state) && c.files.empty() && c.audit.empty()) {
+    // A recognised layout whose files cannot be read (a model export whose one shard is refused) is
+    // checked and audited: its findings say why; only an unrecognisable path is refused.
+    const bool recognised = c.state.layout.layout != Layout::Generic && c.state.layout.layout != Layout::StateDict;
+    if (!readable(c.state) && c.files.empty() && c.audit.empty() && !recognised) {
         const std::string why = c.state.warnings.empty() ? "no training state found in it" : c.state.warnings.front();
         throw std::runtime_error(why.starts_with(path) ? why : path + ": " + why);
     }

@@ -33,6 +33,8 @@ private slots:
         row("scaler-not-saved", "scaler.missing", "scaler", "warning", "fp16 mixed precision is recorded"); // story 5
         row("batches-yielded-reset", "data.cursor-delta", "data", "error", "8 batch(es) trained twice"); // more: KempnerForge#57
         row("multisteplr-lag", "scheduler.position", "scheduler", "error", "position 1 but training is at global step 12 or epoch 2"); // story 3
+        row("hf-export-empty-entry", "integrity.safetensors-index", "integrity", "error", "unknown dtype ''"); // story 20
+        row("hf-export-empty-entry/step-30", "integrity.safetensors-index", "integrity", "error", "unknown dtype ''"); // the folder alone
         row("dcp-initial-lr", "scheduler.position", "scheduler", "error", "position 10 but training is at global step 20"); // story 1
     }
     void storyCaught()
