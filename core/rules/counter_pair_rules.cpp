@@ -115,11 +115,31 @@ void dataDelta(const TrainingState& a, const TrainingState& b, int64_t dG, Findi
     else if (ca.position && cb.position && ca.epoch && cb.epoch && *ca.epoch == *cb.epoch)
         dC = *cb.position - *ca.position;
     const int64_t expected = dG * gradientAccumulation(b);
+    // Sampler positions counted in samples (the guide's §4.2 example): in each checkpoint the position is
+    // k times the batches its step has trained into its epoch, with the same whole k in both. A constant
+    // ratio between the cursor and the step is a unit, not a fault; the batches then agree with the step.
+    if (dC && *dC != expected && ca.positionName == "sampler.position" && cb.positionName == "sampler.position") {
+        auto unit = [](const TrainingState& s, const DataCursor& c) -> std::optional<int64_t> {
+            if (!s.globalStep || !c.epoch || !c.batchesPerEpoch || !c.position)
+                return std::nullopt;
+            const int64_t inEpoch = *s.globalStep * gradientAccumulation(s) - static_cast<int64_t>(*c.epoch) * *c.batchesPerEpoch;
+            if (inEpoch == 0 && *c.position == 0)
+                return 0; // at an epoch boundary any unit fits
+            if (inEpoch <= 0 || *c.position % inEpoch != 0 || *c.position / inEpoch < 2)
+                return std::nullopt;
+            return *c.position / inEpoch;
+        };
+        const auto ka = unit(a, ca), kb = unit(b, cb);
+        if (ka && kb && (*ka == *kb || *ka == 0 || *kb == 0))
+            return;
+    }
     if (dC && *dC != expected) {
         const int64_t diff = *dC - expected;
         Finding f = makeFinding("data.cursor-delta",
             "the data cursor advanced " + std::to_string(*dC) + " batch(es) while training took " + std::to_string(expected)
-                + ": " + (diff < 0 ? std::to_string(-diff) + " batch(es) trained twice" : std::to_string(diff) + " batch(es) skipped"),
+                + ": " + (diff < 0 ? std::to_string(-diff) + " batch(es) trained twice" : std::to_string(diff) + " batch(es) skipped")
+                + (cb.positionName == "sampler.position" ? " (counted from the samplers' positions, which may count samples: "
+                                                           "the figures are then in samples, not batches)" : ""),
             hintWithNext("The resume restarted the epoch from its first batch (or jumped ahead) instead of continuing at the "
                          "saved batch_pos (recovery guide §4.2 on saving the data position as well as the RNG, §5 on the single-process resume example and §10.1 on diagnosing a loss jump after a resume, row \"data cursor rolled back or skipped\"; stories accelerate#2016, "
                          "transformers#5605).", Component::Data));

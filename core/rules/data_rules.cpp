@@ -49,7 +49,8 @@ void cursorVsStep(const TrainingState& s, const DataCursor& d, Findings& out)
             + std::to_string(*d.batchesPerEpoch) + ") is " + std::to_string(*consumed) + " batches into training, but "
             + (accumulation > 1 ? "global step × accumulation is " : "the global step is ") + std::to_string(expected)
             + (outOfRange ? " (position outside the epoch)" : delta < 0 ? ": " + std::to_string(-delta) + " batch(es) will be trained twice"
-                                                                        : ": " + std::to_string(delta) + " batch(es) were skipped"),
+                                                                        : ": " + std::to_string(delta) + " batch(es) were skipped")
+            + (d.positionName == "sampler.position" ? " (the position is the samplers', which may count samples)" : ""),
         hintWithNext("The resume restored the epoch but restarted it from its first batch (or skipped ahead), or the cursor "
                      "was saved on the other side of the update than the step counter: batch_pos must be the next "
                      "unconsumed batch at the same boundary as global_step (recovery guide §4.2 on saving the data position as well as the RNG, §5 on the single-process resume example and §10.1 on diagnosing a loss jump after a resume, row \"data cursor rolled back or skipped\"; "

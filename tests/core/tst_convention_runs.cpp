@@ -47,7 +47,7 @@ private slots:
     void cleanRunsAreQuiet_data()
     {
         QTest::addColumn<QString>("path");
-        for (const char* name : {"hf-fp16-custom-scale", "ddp-samples-cursor", "accelerate-2proc-accum", "lightning-2.4-steps",
+        for (const char* name : {"hf-fp16-custom-scale", "ddp-samples-cursor", "ddp-sampler-only-cursor", "accelerate-2proc-accum", "lightning-2.4-steps",
                                  "lightning-2.5-steps", "lightning-1.9-steps", "torchtitan-hf-export"})
             QTest::newRow(name) << QString::fromStdString(run(name));
         // DCP with a process group (one .metadata) and without (__0.metadata, __1.metadata).
