@@ -599,6 +599,8 @@ private slots:
         const std::string manual((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         for (const auto& r : ruleCatalogue())
             QVERIFY2(manual.find("| `" + std::string(r.id) + "` |") != std::string::npos, std::string(r.id).c_str());
+        const std::string count = "`ckpt check --list-rules` (" + std::to_string(ruleCatalogue().size()) + " rules)";
+        QVERIFY2(manual.find(count) != std::string::npos, ("docs/rules.md should say " + count).c_str());
     }
 
     // Last: every rule of the catalogue has a positive and a negative test above.
