@@ -118,18 +118,8 @@ void dataDelta(const TrainingState& a, const TrainingState& b, int64_t dG, Findi
     // Sampler positions counted in samples (the guide's §4.2 example): in each checkpoint the position is
     // k times the batches its step has trained into its epoch, with the same whole k in both. A constant
     // ratio between the cursor and the step is a unit, not a fault; the batches then agree with the step.
-    if (dC && *dC != expected && ca.positionName == "sampler.position" && cb.positionName == "sampler.position") {
-        auto unit = [](const TrainingState& s, const DataCursor& c) -> std::optional<int64_t> {
-            if (!s.globalStep || !c.epoch || !c.batchesPerEpoch || !c.position)
-                return std::nullopt;
-            const int64_t inEpoch = *s.globalStep * gradientAccumulation(s) - static_cast<int64_t>(*c.epoch) * *c.batchesPerEpoch;
-            if (inEpoch == 0 && *c.position == 0)
-                return 0; // at an epoch boundary any unit fits
-            if (inEpoch <= 0 || *c.position % inEpoch != 0 || *c.position / inEpoch < 2)
-                return std::nullopt;
-            return *c.position / inEpoch;
-        };
-        const auto ka = unit(a, ca), kb = unit(b, cb);
+    if (dC && *dC != expected) {
+        const auto ka = samplesPerBatch(a, ca), kb = samplesPerBatch(b, cb);
         if (ka && kb && (*ka == *kb || *ka == 0 || *kb == 0))
             return;
     }

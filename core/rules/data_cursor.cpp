@@ -47,6 +47,18 @@ void batchesFromManifest(const TrainingState& s, DataCursor& d)
 
 } // namespace
 
+std::optional<int64_t> samplesPerBatch(const TrainingState& s, const DataCursor& c)
+{
+    if (c.positionName != "sampler.position" || !s.globalStep || !c.epoch || !c.batchesPerEpoch || !c.position)
+        return std::nullopt;
+    const int64_t inEpoch = *s.globalStep * gradientAccumulation(s) - static_cast<int64_t>(*c.epoch) * *c.batchesPerEpoch;
+    if (inEpoch == 0 && *c.position == 0)
+        return 0;
+    if (inEpoch <= 0 || *c.position % inEpoch != 0 || *c.position / inEpoch < 2)
+        return std::nullopt;
+    return *c.position / inEpoch;
+}
+
 DataCursor readDataCursor(const TrainingState& s)
 {
     DataCursor d;

@@ -28,4 +28,10 @@ struct DataCursor {
 
 DataCursor readDataCursor(const TrainingState& state);
 
+/// When the cursor is a sampler position counted in samples (the recovery guide's §4.2 example):
+/// the whole k >= 2 such that the position is k times the batches the global step has trained into
+/// the cursor's epoch; 0 at an epoch boundary (position 0, any unit fits); nullopt when the position
+/// is not a sampler's, the figures are missing, or no whole unit fits.
+std::optional<int64_t> samplesPerBatch(const TrainingState& state, const DataCursor& cursor);
+
 } // namespace ckpt::rules

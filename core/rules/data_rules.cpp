@@ -40,9 +40,7 @@ void cursorVsStep(const TrainingState& s, const DataCursor& d, Findings& out)
     const int64_t delta = *consumed - expected;
     // A sampler position is often a count of samples (the guide's §4.2 example): a whole multiple
     // of the batches the step accounts for in this epoch is that unit, not a skip.
-    const int64_t batchesInEpoch = expected - static_cast<int64_t>(*d.epoch) * *d.batchesPerEpoch;
-    if (d.positionName == "sampler.position" && batchesInEpoch > 0 && *d.position > batchesInEpoch
-        && *d.position % batchesInEpoch == 0)
+    if (samplesPerBatch(s, d).value_or(0) >= 2)
         return;
     Finding f = makeFinding("data.cursor-vs-step",
         "the data cursor (epoch " + numberText(*d.epoch) + ", batch " + std::to_string(*d.position) + " of "
