@@ -192,33 +192,34 @@ void rngRestarted(const std::vector<const CheckpointFacts*>& cs, Findings& out)
     }
     std::set<std::pair<const CheckpointFacts*, const CheckpointFacts*>> reported;
     for (const auto& [key, seen] : history) {
-        for (std::size_t j = 2; j < seen.size(); ++j) {
-            for (std::size_t i = 0; i + 1 < j; ++i) {
-                const auto& [ca, ga] = seen[i];
-                const auto& [cb, gb] = seen[j];
-                if (ga->state.fingerprint != gb->state.fingerprint || *cb->state.globalStep <= *ca->state.globalStep)
-                    continue;
-                const bool movedBetween = std::any_of(seen.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                    seen.begin() + static_cast<std::ptrdiff_t>(j),
-                    [&](const auto& x) { return x.second->state.fingerprint != ga->state.fingerprint; });
-                if (!movedBetween || !reported.insert({ca, cb}).second)
-                    continue;
-                Finding f = makeFinding("rng.restarted",
-                    std::get<1>(key) + " of rank " + std::to_string(std::get<0>(key)) + " at step "
-                        + std::to_string(*cb->state.globalStep) + " is back in the state it had at step "
-                        + std::to_string(*ca->state.globalStep) + ", after moving in between: it was restarted from its seed",
-                    hintWithNext("A resume re-seeded instead of loading the RNG state: the Trainer's epoch-save path that skipped "
-                                 "_load_rng_state (story transformers#17032), or a try/except around the restore that swallowed "
-                                 "an error (more stories: Relax PR#317); dropout masks and shuffling repeat those of steps "
-                                 + std::to_string(*ca->state.globalStep) + " onward (recovery guide §4.1 on the state of every random generator).",
-                                 Component::Rng));
-                f.evidence.push_back(evidence(std::get<1>(key) + " at step " + std::to_string(*ca->state.globalStep),
-                                              ga->state.fingerprint, {ga->file, ga->state.key}));
-                f.evidence.push_back(evidence(std::get<1>(key) + " at step " + std::to_string(*cb->state.globalStep),
-                                              gb->state.fingerprint, {gb->file, gb->state.key}));
-                f.checkpoints = {ca->state.path, cb->state.path};
-                out.push_back(std::move(f));
-            }
+        // One pass: where each state was last seen. Every save between that one and this differs from
+        // it by construction, so a state seen again more than one save later moved in between.
+        std::map<std::string, std::size_t> lastSeen;
+        for (std::size_t j = 0; j < seen.size(); ++j) {
+            const auto [it, fresh] = lastSeen.try_emplace(seen[j].second->state.fingerprint, j);
+            const std::size_t i = it->second;
+            it->second = j;
+            if (fresh || j <= i + 1)
+                continue;
+            const auto& [ca, ga] = seen[i];
+            const auto& [cb, gb] = seen[j];
+            if (*cb->state.globalStep <= *ca->state.globalStep || !reported.insert({ca, cb}).second)
+                continue;
+            Finding f = makeFinding("rng.restarted",
+                std::get<1>(key) + " of rank " + std::to_string(std::get<0>(key)) + " at step "
+                    + std::to_string(*cb->state.globalStep) + " is back in the state it had at step "
+                    + std::to_string(*ca->state.globalStep) + ", after moving in between: it was restarted from its seed",
+                hintWithNext("A resume re-seeded instead of loading the RNG state: the Trainer's epoch-save path that skipped "
+                             "_load_rng_state (story transformers#17032), or a try/except around the restore that swallowed "
+                             "an error (more stories: Relax PR#317); dropout masks and shuffling repeat those of steps "
+                             + std::to_string(*ca->state.globalStep) + " onward (recovery guide §4.1 on the state of every random generator).",
+                             Component::Rng));
+            f.evidence.push_back(evidence(std::get<1>(key) + " at step " + std::to_string(*ca->state.globalStep),
+                                          ga->state.fingerprint, {ga->file, ga->state.key}));
+            f.evidence.push_back(evidence(std::get<1>(key) + " at step " + std::to_string(*cb->state.globalStep),
+                                          gb->state.fingerprint, {gb->file, gb->state.key}));
+            f.checkpoints = {ca->state.path, cb->state.path};
+            out.push_back(std::move(f));
         }
     }
 }
