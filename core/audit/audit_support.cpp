@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "audit_support.h"
 
+#include "ckpt/formats/dcp_checkpoint.h"
 #include "ckpt/formats/model_export.h"
 #include "ckpt/io/errors.h"
 #include "ckpt/io/read_only_file.h"
@@ -138,9 +139,7 @@ std::optional<uint64_t> stepFromName(const std::string& name)
 
 bool isNativeMarkerName(const std::string& name)
 {
-    const bool perRankDcp = name.starts_with("__") && name.ends_with(".metadata") &&
-                            parseDigits(std::string_view(name).substr(2, name.size() - 2 - 9)).has_value();
-    return name == "trainer_state.json" || name == ".metadata" || perRankDcp || name.ends_with("_model_states.pt") ||
+    return name == "trainer_state.json" || isDcpMetadataFile(name) || name.ends_with("_model_states.pt") ||
            (name.starts_with("random_states_") && name.ends_with(".pkl"));
 }
 

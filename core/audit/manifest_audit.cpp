@@ -4,6 +4,7 @@
 #include "manifest_auditor.h"
 
 #include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/formats/dcp_checkpoint.h"
 #include "ckpt/formats/python_json.h"
 #include "ckpt/io/errors.h"
 
@@ -270,7 +271,7 @@ void Auditor::walk(Checkpoint& c, const std::set<std::string>& listed)
             topLevel.insert(base);
         if (base.ends_with(".safetensors.index.json"))
             indexFiles.push_back(rel);
-        if (base == ".metadata" || (base.starts_with("__") && base.ends_with(".metadata")))
+        if (isDcpMetadataFile(base))
             dcpMetadata.insert(parent);
         if (base == ".metadata")
             dcpIndexed.insert(parent);
