@@ -79,7 +79,14 @@ void stateMissing(const TrainingState& s, Findings& out)
         hintWithNext("A fresh optimizer was saved: the resume built a new optimizer without load_state_dict, or a wrapper "
                      "(SAM, Lookahead) returned its own empty state_dict instead of the base optimizer's (recovery guide §2.2 on optimizer state and §9.2 on building objects before loading state).",
                      Component::Optimizer));
-    f.evidence.push_back(evidence("optimizer state", "{} (no entry)", o.from));
+    if (wrapperOnly) {
+        // Proven: no entry holds the moment; inferred: that the optimizer is torch's o.type at all
+        // (from its state and param-group keys), which keeps that moment for every stepped parameter.
+        f.severity = Severity::Warning;
+        f.assumes = "the optimizer is torch's " + o.type + " (inferred from its keys), which keeps " + own
+                  + " for every parameter it stepped";
+    }
+    f.evidence.push_back(evidence("optimizer state", wrapperOnly ? "entries holding only " + heldText : "{} (no entry)", o.from));
     f.evidence.push_back(globalStepEvidence(s));
     out.push_back(std::move(f));
 }

@@ -92,7 +92,7 @@ const std::vector<RuleInfo> kRules = {
      "generator states differ between two checkpoints of the same step (a resume that did not restore RNG)"},
     {"rng.ranks-collapsed", S::Error, C::Rng, R::Pair, "§4.4, §10.4",
      "ranks with distinct generator states in A share one state in B (reseeded without the rank offset)"},
-    {"rng.restarted", S::Error, C::Rng, R::Run, "§4.1",
+    {"rng.restarted", S::Warning, C::Rng, R::Run, "§4.1",
      "a generator back in a state it had at an earlier save, after moving in between: restarted from its seed on resume"},
     {"rng.repeated", S::Error, C::Rng, R::Pair, "§4.1, §10.4",
      "a generator in B is in a state A recorded for another rank or generator (reseeded, stream replayed)"},

@@ -24,6 +24,8 @@ std::string_view ruleConvention(std::string_view id)
         {"scaler.counters-missing", "the scaler class checkpoints its iteration counters (GradScaler's _growth_tracker, "
                                     "DeepSpeed's cur_iter and last_overflow_iter)"},
         {"scaler.missing", "fp16 training uses a GradScaler, whose state must be saved (not a static loss scale)"},
+        {"rng.restarted", "the run does not re-seed its generators on purpose while training (a manual_seed(seed) at "
+                          "every epoch start gives the same states)"},
         {"rng.kinds-differ", "every rank captures the same set of generators"},
         {"data.dp-ranks-changed", "the data loader keeps one state per data-parallel rank and does not reshard it"},
         {"progress.loop-counters", "Lightning's loop order: ready, started, optimizer step, processed, on_train_batch_end, completed"},

@@ -176,8 +176,9 @@ void lrLogDeparts(const RunHistory& run, const std::vector<const CheckpointFacts
 // A generator that returns to a state it already had, after moving in between, was restarted from
 // its seed: a resume that did not load the RNG (story transformers#17032, the save_strategy="epoch"
 // path skipping _load_rng_state) or a broad except around the restore (more stories: Relax PR#317).
-// The Mersenne Twister and Philox streams do not revisit a state within any training run's draws,
-// so the files prove it.
+// The Mersenne Twister and Philox streams do not revisit a state within any training run's draws, so
+// only a re-seed explains it; a warning, since a loop may re-seed on purpose (manual_seed(seed) at
+// every epoch start), which the files cannot tell from a resume that skipped the RNG.
 void rngRestarted(const std::vector<const CheckpointFacts*>& cs, Findings& out)
 {
     using Key = std::tuple<int, std::string, std::string>; // rank, kind, key path
@@ -212,7 +213,8 @@ void rngRestarted(const std::vector<const CheckpointFacts*>& cs, Findings& out)
                 hintWithNext("A resume re-seeded instead of loading the RNG state: the Trainer's epoch-save path that skipped "
                              "_load_rng_state (story transformers#17032), or a try/except around the restore that swallowed "
                              "an error (more stories: Relax PR#317); dropout masks and shuffling repeat those of steps "
-                             + std::to_string(*ca->state.globalStep) + " onward (recovery guide §4.1 on the state of every random generator).",
+                             + std::to_string(*ca->state.globalStep) + " onward. A loop that re-seeds on purpose (manual_seed(seed) "
+                             "at every epoch start) revisits states too (recovery guide §4.1 on the state of every random generator).",
                              Component::Rng));
             f.evidence.push_back(evidence(std::get<1>(key) + " at step " + std::to_string(*ca->state.globalStep),
                                           ga->state.fingerprint, {ga->file, ga->state.key}));
