@@ -39,8 +39,9 @@ bool keepsState(const OptimizerPart& o)
 
 bool flatPartition(const OptimizerPart& o) { return o.nameMapping.starts_with("flat"); }
 
-// The moment torch's optimizer of this type creates for every parameter on its first step
-// (pytorch torch/optim/sgd.py, adam.py, rmsprop.py, adagrad.py _init_group).
+// The moment torch's optimizer of this type creates for every parameter on its first step (the
+// _init_group of torch/optim/sgd.py, adam.py, rmsprop.py and adagrad.py; read in the snapshot the
+// index holds, not pinned to one commit here). The finding that uses it is a warning for that reason too.
 const char* ownMoment(const std::string& type)
 {
     if (type == "SGD")

@@ -52,8 +52,10 @@ void state(const TrainingState& s, Findings& out)
 }
 
 // A dynamic loss scaler's state without the counter its growth runs on: GradScaler's
-// _growth_tracker, DeepSpeed's DynamicLossScaler cur_iter and last_overflow_iter (it pickles its
-// whole __dict__, deepspeed/runtime/fp16/loss_scaler.py). Without it a resume restarts the growth
+// _growth_tracker, DeepSpeed's DynamicLossScaler cur_iter and last_overflow_iter (the ZeRO optimizer
+// saves the scaler object itself, DeepSpeed@38327e07 deepspeed/runtime/zero/stage_1_and_2.py
+// `state_dict[LOSS_SCALER] = self.loss_scaler`, and its growth runs on those two,
+// deepspeed/runtime/fp16/loss_scaler.py update_scale). Without it a resume restarts the growth
 // window, so the scale after a restart depends on when the job restarted (story metaseq#3, whose
 // _iter and _last_overflow_iter were not checkpointed).
 void countersMissing(const TrainingState& s, Findings& out)
