@@ -7,6 +7,8 @@
 #include "rule_families.h"
 #include "rule_support.h"
 
+#include <cmath>
+#include <functional>
 #include <map>
 
 namespace ckpt::rules {
@@ -39,6 +41,79 @@ void report(const char* rule, const std::string& subject, const std::vector<Hit>
     out.push_back(std::move(f));
 }
 
+// The unit roundoff of a module dtype next to an fp32 master copy: rounding to nearest moves each
+// element by at most u·|x| (plus half the smallest subnormal), so the norm by at most u·‖x‖.
+std::optional<double> unitRoundoff(const std::string& dtype)
+{
+    if (dtype == "float16")
+        return 0x1p-11;
+    if (dtype == "bfloat16")
+        return 0x1p-8;
+    if (dtype == "float32")
+        return 0x1p-24;
+    return std::nullopt; // fp8 and the like: not a rounding DeepSpeed's ZeRO-1/2 module copy uses
+}
+
+std::optional<double> halfSubnormal(const std::string& dtype)
+{
+    return dtype == "float16" ? 0x1p-25 : 0x1p-150;
+}
+
+// ZeRO-1/2 keep an fp32 master copy of each parameter apart from the module's fp16/bf16 weights,
+// and step() copies the master into the module after every update (DeepSpeed@38327e07
+// deepspeed/runtime/zero/stage_1_and_2.py step: bit16_partitions[partition_id].data.copy_(fp32_partition)),
+// so at any save the module holds the master's rounding. A module loaded without its masters
+// (story DeepSpeed#4944: finetune / load_module_only, then saved) holds other values: which copy
+// the next resume trains from is then decided by the loader, not by the run.
+void masterWeightRule(const TrainingState& s, const std::map<std::string, TensorSummary>& module,
+                      const std::function<std::optional<TensorSummary>(const std::string&, const Provenance&)>& read, Findings& out)
+{
+    if (!s.optimizer || !s.model)
+        return;
+    struct Master {
+        double sq = 0;
+        int64_t numel = 0;
+        bool readable = true;
+        Provenance first;
+    };
+    std::map<std::string, Master> masters;
+    for (const auto& ps : s.optimizer->paramState) {
+        if (!ps.master || ps.name.empty())
+            continue;
+        Master& m = masters[ps.name];
+        if (m.numel == 0)
+            m.first = *ps.master;
+        const auto sum = read(ps.name + " fp32 master", *ps.master);
+        if (!sum || sum->nan || sum->inf) {
+            m.readable = false;
+            continue;
+        }
+        m.sq += sum->l2 * sum->l2;
+        m.numel += static_cast<int64_t>(sum->numel);
+    }
+    std::vector<Hit> hits;
+    for (const auto& p : s.model->parameters) {
+        const auto m = masters.find(p.name);
+        const auto w = module.find(p.name);
+        const auto u = unitRoundoff(p.dtype);
+        if (m == masters.end() || w == module.end() || !u || !m->second.readable || w->second.nan || w->second.inf
+            || static_cast<uint64_t>(m->second.numel) != w->second.numel)
+            continue;
+        const double normMaster = std::sqrt(m->second.sq), normModule = w->second.l2;
+        const double bound = 1.01 * *u * normMaster + std::sqrt(static_cast<double>(w->second.numel)) * *halfSubnormal(p.dtype) + 1e-30;
+        if (std::abs(normModule - normMaster) <= bound)
+            continue;
+        hits.push_back({p.name, "module norm " + numberText(normModule) + " (" + p.dtype + "), fp32 master norm " + numberText(normMaster)
+                                    + " (rounding moves it by at most " + numberText(bound) + ")", m->second.first});
+    }
+    report("optimizer.master-weights-differ", "parameter(s) whose module weights are not the rounding of the optimizer's fp32 master copy",
+           hits,
+           "The module was loaded (or edited) without its optimizer's master weights: a fine-tune or load_module_only start "
+           "that kept the fp32 partitions of the initialisation, or files from two saves. A resume trains from the master "
+           "copy and throws the module's values away (story DeepSpeed#4944 / gpt-neox#1121; recovery guide §2.2 on optimizer "
+           "state and §10.1 on diagnosing a loss jump after a resume).", Component::Model, out);
+}
+
 std::string nonfiniteText(const TensorSummary& s)
 {
     return std::to_string(s.nan) + " NaN, " + std::to_string(s.inf) + " Inf of " + std::to_string(s.numel);
@@ -63,11 +138,14 @@ void contentRules(const CheckpointFacts& c, Findings& out)
             unchecked.push_back({name, problem.empty() ? "cannot be read" : problem, from});
         return sum;
     };
+    std::map<std::string, TensorSummary> module;
     if (s.model) {
         for (const auto& p : s.model->parameters) {
             const auto sum = read(p.name, p.from);
             if (sum && (sum->nan || sum->inf))
                 modelNonfinite.push_back({p.name, nonfiniteText(*sum), p.from});
+            if (sum)
+                module.emplace(p.name, *sum);
         }
     }
     if (s.optimizer) {
@@ -84,6 +162,7 @@ void contentRules(const CheckpointFacts& c, Findings& out)
             }
         }
     }
+    masterWeightRule(s, module, read, out);
     report("model.nonfinite", "model tensor(s) hold NaN or Inf", modelNonfinite,
            "The run diverged before this save (an fp16 overflow the scaler did not catch, a bad batch, a too-high LR); "
            "resume from the last checkpoint without them (recovery guide §8.3 on retention and rollback and §10.1 on diagnosing a loss jump after a resume).", Component::Model, out);

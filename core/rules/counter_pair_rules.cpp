@@ -143,16 +143,30 @@ void dataDelta(const TrainingState& a, const TrainingState& b, int64_t dG, Findi
         f.evidence.push_back(globalStepEvidence(b));
         out.push_back(std::move(f));
     }
+}
+
+// The sampler's seed or epoch between two saves. It needs no global step: accelerate records none
+// (its `step` is not one), and its checkpoint_<i> names give the order. Without a global step on
+// either side, the order is the run's (or the command line's), not a counter's: a warning.
+void samplerChanged(const TrainingState& a, const TrainingState& b, std::optional<int64_t> dG, Findings& out)
+{
+    const DataCursor ca = readDataCursor(a), cb = readDataCursor(b);
     std::string changed;
     if (ca.seed && cb.seed && *ca.seed != *cb.seed)
         changed = "the data seed changed from " + numberText(*ca.seed) + " to " + numberText(*cb.seed);
-    else if (ca.epoch && cb.epoch && *cb.epoch < *ca.epoch && dG >= 0)
+    else if (ca.epoch && cb.epoch && *cb.epoch < *ca.epoch && dG.value_or(0) >= 0)
         changed = "the epoch went back from " + numberText(*ca.epoch) + " to " + numberText(*cb.epoch);
     if (changed.empty())
         return;
     Finding f = makeFinding("data.sampler-changed", changed + " between the checkpoints",
-        hintWithNext("The sampler was rebuilt from the current config instead of its saved state: every epoch after it "
+        hintWithNext("The sampler was rebuilt from the current config instead of its saved state (a DataLoader built and "
+                     "prepared anew after the state was loaded replaces the restored sampler): every epoch after it "
                      "reads another order than the original run (recovery guide §4.2 on saving the data position as well as the RNG; story accelerate#2016).", Component::Data));
+    if (!dG) {
+        f.severity = Severity::Warning;
+        f.assumes = "B was saved after A, as the run's checkpoint names (accelerate's checkpoint_<i>) or the command line "
+                    "order them: neither file records a global step";
+    }
     if (ca.seed && cb.seed) {
         f.evidence.push_back(evidence("seed in A", numberText(*ca.seed), ca.seedFrom));
         f.evidence.push_back(evidence("seed in B", numberText(*cb.seed), cb.seedFrom));
@@ -209,8 +223,10 @@ void counterPairRules(const CheckpointFacts& ca, const CheckpointFacts& cb, Find
     const TrainingState& a = ca.state;
     const TrainingState& b = cb.state;
     dpRanksChanged(a, b, out);
-    if (!a.globalStep || !b.globalStep)
+    if (!a.globalStep || !b.globalStep) {
+        samplerChanged(a, b, std::nullopt, out);
         return;
+    }
     const int64_t dG = *b.globalStep - *a.globalStep;
     if (dG < 0) {
         Finding f = makeFinding("progress.step-order",
@@ -224,6 +240,7 @@ void counterPairRules(const CheckpointFacts& ca, const CheckpointFacts& cb, Find
     optimizerDelta(a, b, dG, out);
     schedulerDelta(a, b, dG, out);
     dataDelta(a, b, dG, out);
+    samplerChanged(a, b, dG, out);
 }
 
 } // namespace ckpt::rules

@@ -45,9 +45,13 @@ const std::vector<RuleInfo> kRules = {
      "the optimizer's `step` restarted or fell behind while the global step continued"},
     {"optimizer.step-delta", S::Warning, C::Optimizer, R::Pair, "§2.2, §6.1",
      "optimizer `step` advanced by a different amount than the global step (less AMP skips)"},
+    {"optimizer.master-weights-differ", S::Error, C::Optimizer, R::Checkpoint, "§2.2, §10.1",
+     "the module's weights are not the rounding of the optimizer's fp32 master copy (DeepSpeed ZeRO)"},
     {"optimizer.moments-frozen", S::Error, C::Optimizer, R::Pair, "§2.2, §10.1",
      "moments zeroed or identical in both checkpoints while the parameters changed"},
     // scheduler (L)
+    {"scheduler.lr-rose", S::Warning, C::Scheduler, R::Run, "§2.3, §10.1",
+     "the optimizer's lr fell and then rose between checkpoints that saved no scheduler state (a schedule rebuilt at a resume)"},
     {"scheduler.missing", S::Info, C::Scheduler, R::Checkpoint, "§2.3",
      "a training checkpoint (optimizer present) without LR-scheduler state"},
     {"scheduler.position", S::Error, C::Scheduler, R::Checkpoint, "§2.3",

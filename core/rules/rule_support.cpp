@@ -8,7 +8,10 @@ namespace ckpt::rules {
 
 std::string where(const Provenance& from)
 {
-    return from.key.empty() ? from.file : from.file + ": " + formatKeyPath(from.key);
+    std::string text = from.key.empty() ? from.file : from.file + ": " + formatKeyPath(from.key);
+    if (from.elements)
+        text += " [" + std::to_string(from.elements->start) + ":" + std::to_string(from.elements->start + from.elements->numel) + "]";
+    return text;
 }
 
 std::string where(const StateField& field) { return where(field.from); }

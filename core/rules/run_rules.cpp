@@ -226,6 +226,52 @@ void rngRestarted(const std::vector<const CheckpointFacts*>& cs, Findings& out)
     }
 }
 
+// A schedule rebuilt at a resume shows in the optimizer's own lr (story OneTrainer#1604: the
+// scheduler state was not saved and the resume built the cosine anew from the current config,
+// rescaling it): from save to save the lr fell, then rose. Judged only over checkpoints without
+// scheduler state (with it, the scheduler rules reconstruct the curve) and only after a fall, so a
+// warm-up's rise is not one. Warm restarts and cyclic schedules rise on purpose: a warning.
+void lrRoseWithoutScheduler(const std::vector<const CheckpointFacts*>& cs, Findings& out)
+{
+    const CheckpointFacts* previous = nullptr;
+    const StateField* previousLr = nullptr;
+    bool fell = false;
+    for (const CheckpointFacts* c : cs) {
+        const TrainingState& s = c->state;
+        const StateField* lr = s.optimizer && !s.optimizer->groups.empty() ? findField(s.optimizer->groups.front().hyperparameters, "lr")
+                                                                          : nullptr;
+        const auto now = lr ? toNumber(lr->value) : std::nullopt;
+        if (s.scheduler || !now) {
+            previous = nullptr;
+            fell = false;
+            continue;
+        }
+        const auto before = previousLr ? toNumber(previousLr->value) : std::nullopt;
+        if (previous && before && *now < *before && !close(*now, *before)) {
+            fell = true;
+        } else if (previous && before && fell && *now > *before && !close(*now, *before)) {
+            Finding f = makeFinding("scheduler.lr-rose",
+                "the learning rate fell to " + previousLr->value + " at " + previous->state.path + " and rose to " + lr->value
+                    + " at " + s.path + ", and neither saved scheduler state",
+                hintWithNext("A schedule rebuilt from the configuration at a resume restarts or rescales its curve (a changed "
+                             "epoch count or epoch length moves the cosine's denominator): save the scheduler's state_dict with "
+                             "the optimizer (story OneTrainer#1604; recovery guide §2.3 on keeping the LR schedule aligned with the updates).",
+                             Component::Optimizer));
+            f.evidence.push_back(evidence("lr in A", previousLr->value, previousLr->from));
+            f.evidence.push_back(evidence("lr in B", lr->value, lr->from));
+            if (previous->state.globalStep)
+                f.evidence.push_back(globalStepEvidence(previous->state));
+            if (s.globalStep)
+                f.evidence.push_back(globalStepEvidence(s));
+            f.checkpoints = {previous->state.path, s.path};
+            out.push_back(std::move(f));
+            fell = false;
+        }
+        previous = c;
+        previousLr = lr;
+    }
+}
+
 } // namespace
 
 void runRules(const RunHistory& run, const std::vector<const CheckpointFacts*>& checkpoints, bool latestAudited, Findings& out,
@@ -236,6 +282,7 @@ void runRules(const RunHistory& run, const std::vector<const CheckpointFacts*>& 
     latestAndBest(run, latestAudited, out);
     lrLogDeparts(run, checkpoints, out, marks);
     rngRestarted(checkpoints, out);
+    lrRoseWithoutScheduler(checkpoints, out);
 }
 
 } // namespace ckpt::rules

@@ -160,8 +160,11 @@ void StateReader::readScaler(Opened& f)
     // scaler_*.pt may hold a whole checkpoint, so the root counts only when it is a scaler's dict.
     if (f.info.role == "scaler" && isDict(g, root) && (g[root].items.empty() || isScalerDict(g, root)))
         found = {root, {}};
-    for (const char* key : {"scaler", "grad_scaler", "amp_scaling_state", "MixedPrecision", "MixedPrecisionPlugin",
-                            "NativeMixedPrecisionPlugin"}) {
+    // Lightning 2.x keys its precision plugin's state by the plugin's class name (MixedPrecision);
+    // 1.x wrote checkpoint["native_amp_scaling_state"], which 2.x still loads (Lightning@7f0c3436
+    // src/lightning/pytorch/trainer/connectors/checkpoint_connector.py restore_precision_plugin_state).
+    for (const char* key : {"scaler", "grad_scaler", "amp_scaling_state", "native_amp_scaling_state", "MixedPrecision",
+                            "MixedPrecisionPlugin", "NativeMixedPrecisionPlugin"}) {
         if (found.node != kNoNode)
             break;
         if (const NodeId n = g.get(root, key); isDict(g, n))

@@ -60,6 +60,7 @@ struct Partition {
     std::vector<MomentInfo> moments;
     int64_t length = 0; // elements of the (padded) partition
     std::vector<Fragment> fragments;
+    std::optional<Provenance> master; // the flat fp32 master weights of this partition
 };
 
 std::vector<Partition> partitionsOf(const ZeroFile& zf)
@@ -80,6 +81,11 @@ std::vector<Partition> partitionsOf(const ZeroFile& zf)
             perGroup.push_back({{std::string(kOsd), std::string("base_optimizer_state"), static_cast<int64_t>(i)}, g[base].items[i]});
     }
     const NodeId mappings = g.get(osd, "param_slice_mappings");
+    // The rank's fp32 master weights per group, padding removed (DeepSpeed@38327e07
+    // deepspeed/runtime/zero/stage_1_and_2.py state_dict: single_partition_of_fp32_groups). step()
+    // copies them into the fp16/bf16 partitions after every update, so the module's weights are
+    // their rounding at any save.
+    const NodeId masters = g.get(osd, "single_partition_of_fp32_groups");
     for (std::size_t gi = 0; gi < perGroup.size(); ++gi) {
         Partition p;
         p.rank = zf.info.rank;
@@ -100,6 +106,9 @@ std::vector<Partition> partitionsOf(const ZeroFile& zf)
             if (const NodeId s = g.get(osd, "base_optimizer_state_step"); s != kNoNode)
                 p.step = scalarOf(file, s);
         }
+        if (g.valid(masters) && g[masters].kind == Kind::List && gi < g[masters].items.size()
+            && g[g[masters].items[gi]].kind == Kind::Tensor)
+            p.master = Provenance{zf.info.path, {std::string(kOsd), std::string("single_partition_of_fp32_groups"), static_cast<int64_t>(gi)}};
         if (g.valid(mappings) && g[mappings].kind == Kind::List && gi < g[mappings].items.size()) {
             for (const auto& [name, addr] : dictItems(g, g[mappings].items[gi])) {
                 if (auto a = fragmentAddress(file, addr))
@@ -243,8 +252,15 @@ std::optional<OptimizerPart> readZeroOptimizer(const std::vector<ZeroFile>& file
             ps.step = p.step;
             ps.fragmentStart = f.start;
             ps.fragmentNumel = f.numel;
-            for (const auto& m : p.moments)
-                ps.moments.push_back({m.name, m.dtype, {f.numel}, m.from});
+            for (const auto& m : p.moments) {
+                Provenance from = m.from;
+                from.elements = ElementRange{f.start, f.numel};
+                ps.moments.push_back({m.name, m.dtype, {f.numel}, std::move(from)});
+            }
+            if (p.master) {
+                ps.master = p.master;
+                ps.master->elements = ElementRange{f.start, f.numel};
+            }
             if (f.start < 0 || f.numel < 0 || f.start + f.numel > p.length)
                 warnings.push_back(p.source->info.path + ": the fragment of " + f.name + " [" + std::to_string(f.start) + ":"
                                    + std::to_string(f.start + f.numel) + "] lies outside the " + std::to_string(p.length)
@@ -295,9 +311,19 @@ std::optional<ScalerPart> readDeepSpeedLossScaler(const CheckpointFile& file, co
             s.backoffFactor = 1.0 / *s.growthFactor;
         if (auto w = num("scale_window"))
             s.growthInterval = static_cast<int64_t>(*w);
-        // Steps since the last overflow: what GradScaler calls its growth tracker.
-        if (auto it = num("cur_iter"), last = num("last_overflow_iter"); it && last)
-            s.growthTracker = static_cast<int64_t>(*it - *last - 1);
+        // GradScaler's growth tracker counts the clean steps since the last growth or overflow and
+        // restarts at each growth. DeepSpeed keeps no such counter: it grows whenever
+        // (cur_iter - last_overflow_iter) % scale_window == 0 and never moves last_overflow_iter on
+        // growth (DeepSpeed@38327e07 deepspeed/runtime/fp16/loss_scaler.py DynamicLossScaler.update_scale,
+        // cur_iter += 1 after each update). The clean steps since the last overflow are
+        // cur_iter - last_overflow_iter - 1, and the tracker's equivalent is their remainder by the
+        // window: a healthy run far past scale_window clean steps is not a tracker past its interval.
+        if (auto it = num("cur_iter"), last = num("last_overflow_iter"); it && last) {
+            int64_t sinceOverflow = static_cast<int64_t>(*it - *last - 1);
+            if (s.growthInterval && *s.growthInterval > 0 && sinceOverflow >= 0)
+                sinceOverflow %= *s.growthInterval;
+            s.growthTracker = sinceOverflow;
+        }
     }
     return s;
 }

@@ -113,6 +113,25 @@ const DcpCheckpoint& TensorSource::dcp(const std::string& metadataFile)
     return *d;
 }
 
+namespace {
+
+// A ZeRO fragment: elements [start, start + numel) of a flat partition, as a 1-D view of it.
+void narrowToElements(ResolvedTensor& r, const ElementRange& range, const Provenance& from)
+{
+    TensorInfo& t = r.pieces.front().tensor;
+    if (t.shape.size() != 1 || t.stride.size() != 1)
+        throw FormatError(from.file + ": " + formatKeyPath(from.key) + " is not a flat tensor, so elements ["
+                          + std::to_string(range.start) + ":" + std::to_string(range.start + range.numel) + "] do not name a part of it");
+    if (range.start < 0 || range.numel < 0 || range.start + range.numel > t.shape[0])
+        throw FormatError(from.file + ": " + formatKeyPath(from.key) + " has " + std::to_string(t.shape[0]) + " elements, not ["
+                          + std::to_string(range.start) + ":" + std::to_string(range.start + range.numel) + "]");
+    t.storageOffset += range.start * t.stride[0];
+    t.shape = {range.numel};
+    r.shape = t.shape;
+}
+
+} // namespace
+
 ResolvedTensor TensorSource::resolve(const Provenance& from)
 {
     ResolvedTensor r;
@@ -123,8 +142,12 @@ ResolvedTensor TensorSource::resolve(const Provenance& from)
         r.dtype = t->dtypeName;
         r.shape = t->shape;
         r.pieces.push_back({&file(from.file), *t, {}});
+        if (from.elements)
+            narrowToElements(r, *from.elements, from);
         return r;
     }
+    if (from.elements)
+        throw FormatError(from.file + ": " + formatKeyPath(from.key) + ": an element range of a DCP entry cannot be resolved");
     const DcpCheckpoint& d = dcp(from.file);
     const auto e = std::find_if(d.entries.begin(), d.entries.end(),
                                 [&](const DcpEntry& x) { return !x.isBytes && x.path == from.key; });

@@ -48,7 +48,8 @@ private slots:
     {
         QTest::addColumn<QString>("path");
         for (const char* name : {"hf-fp16-custom-scale", "ddp-samples-cursor", "ddp-sampler-only-cursor", "accelerate-2proc-accum", "lightning-2.4-steps",
-                                 "lightning-2.5-steps", "lightning-1.9-steps", "torchtitan-hf-export"})
+                                 "lightning-2.5-steps", "lightning-1.9-steps", "torchtitan-hf-export",
+                                 "deepspeed-past-scale-window"})
             QTest::newRow(name) << QString::fromStdString(run(name));
         // DCP with a process group (one .metadata) and without (__0.metadata, __1.metadata).
         QTest::newRow("dcp-with-pg") << QString::fromStdString(sample("dcp"));

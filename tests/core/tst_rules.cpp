@@ -122,6 +122,10 @@ private slots:
         row("scaler.missing", rcase("fp16_no_scaler.pt"), good, "warning");
         row("scaler.counters-missing", std::string(CKPT_TESTDATA_DIR) + "/story_runs/loss-scaler-counters/global_step20",
             sample("deepspeed/global_step40"), "warning");
+        // ZeRO's fp32 masters against the fp16 module: a fine-tune's module over the initialisation's masters,
+        // and a healthy DeepSpeed save whose module is the masters' rounding.
+        row("optimizer.master-weights-differ", std::string(CKPT_TESTDATA_DIR) + "/story_runs/zero-master-differs/global_step20",
+            sample("deepspeed/global_step40"), "error");
         row("rng.missing", sample("lightning/checkpoints/epoch=1-step=50.ckpt"), sample("ddp4-mlp/checkpoint-0000300"), "info");
         row("rng.invalid", rcase("bad_rng.pt"), good, "error");
         row("rng.rank-missing", rcase("ranks3"), sample("ddp4-mlp/checkpoint-0000300"), "error");
@@ -325,6 +329,24 @@ private slots:
         QVERIFY2(f->message.find("rank 2 at step 300 is back in the state it had at step 100") != std::string::npos, f->message.c_str());
         QCOMPARE(f->checkpoints.size(), std::size_t(2));
         QVERIFY(!find(checkRunDir(sample("ddp4-mlp"), false), "rng.restarted"));
+    }
+
+    // No scheduler state saved and the optimizer's lr fell, then rose: a schedule rebuilt at a resume.
+    // The same checkpoints with their scheduler state are judged by the scheduler rules instead.
+    void lrRoseWithoutScheduler()
+    {
+        testedRules().insert("scheduler.lr-rose");
+        const auto pos = checkRunDir(std::string(CKPT_TESTDATA_DIR) + "/story_runs/scheduler-rebuilt", false);
+        const Finding* f = find(pos, "scheduler.lr-rose");
+        QVERIFY2(f, listRules(pos).constData());
+        QCOMPARE(f->severity, Severity::Warning);
+        QCOMPARE(f->component, Component::Scheduler);
+        QVERIFY(f->assumes.find("warm restarts") != std::string::npos);
+        QCOMPARE(f->checkpoints.size(), std::size_t(2));
+        QVERIFY2(f->checkpoints[1].find("checkpoint-0000030") != std::string::npos, f->checkpoints[1].c_str());
+        // a warm-up's rise before any fall, and a decay alone, are not one
+        QVERIFY(!find(checkRunDir(sample("ddp4-mlp"), false), "scheduler.lr-rose"));
+        QVERIFY(!find(checkRunDir(std::string(CKPT_TESTDATA_DIR) + "/story_runs/loss-scaler-counters", false), "scheduler.lr-rose"));
     }
 
     // torchtitan's per-dp-rank data loader entries: 4 at step 10, 2 after a resume at dp 2.

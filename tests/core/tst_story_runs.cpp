@@ -35,6 +35,11 @@ private slots:
         row("multisteplr-lag", "scheduler.position", "scheduler", "error", "position 1 but training is at global step 12 or epoch 2"); // story 3
         row("hf-export-empty-entry", "integrity.safetensors-index", "integrity", "error", "unknown dtype ''"); // story 20
         row("hf-export-empty-entry/step-30", "integrity.safetensors-index", "integrity", "error", "unknown dtype ''"); // the folder alone
+        row("scheduler-rebuilt", "scheduler.lr-rose", "scheduler", "warning", "and neither saved scheduler state"); // story 4
+        row("amp-scale-lost", "scaler.unreachable", "scaler", "error", "cannot follow from A's");            // story 6
+        row("sampler-epoch-reset", "data.sampler-changed", "data", "warning", "the epoch went back from 2 to 1"); // story 10
+        row("zero-master-differs", "optimizer.master-weights-differ", "optimizer", "error",
+            "module weights are not the rounding of the optimizer's fp32 master copy");                     // story 17
         row("dcp-initial-lr", "scheduler.position", "scheduler", "error", "position 10 but training is at global step 20"); // story 1
     }
     void storyCaught()

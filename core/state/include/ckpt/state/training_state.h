@@ -18,9 +18,17 @@
 
 namespace ckpt {
 
+/// A run of elements of a flat (1-D) tensor: where one parameter's fragment lies in a DeepSpeed
+/// ZeRO partition, which holds many parameters end to end.
+struct ElementRange {
+    int64_t start = 0;
+    int64_t numel = 0;
+};
+
 struct Provenance {
-    std::string file; // path of the file
-    KeyPath key;      // path inside it
+    std::string file;                     // path of the file
+    KeyPath key;                          // path inside it
+    std::optional<ElementRange> elements; // only these elements of the 1-D tensor at `key`
 };
 
 /// A scalar fact (a counter, a version, a seed) with where it was read.
@@ -61,6 +69,9 @@ struct ParamState {
     /// fragment's shape [numel].
     int rank = -1;
     std::optional<int64_t> fragmentStart, fragmentNumel;
+    /// The optimizer's own fp32 copy of the parameter's values, when it keeps one apart from the
+    /// module's (ZeRO's single_partition_of_fp32_groups next to the fp16/bf16 module).
+    std::optional<Provenance> master;
 };
 
 struct ParamGroup {
