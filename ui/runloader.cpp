@@ -2,8 +2,8 @@
 #include "ui/runloader.h"
 
 #include "ckpt/rules/check.h"
+#include "ckpt/state/run_discovery.h"
 #include "ui/backgroundpriority.h"
-#include "ui/rundiscovery.h"
 #include "ui/textformat.h"
 
 #include <QDir>
@@ -16,7 +16,7 @@ namespace {
 
 struct Discovery {
     QString path;
-    std::vector<DiscoveredRun> runs;
+    std::vector<ckpt::DiscoveredRun> runs;
     QString error;
 };
 
@@ -24,7 +24,7 @@ Discovery discover(const QString& path)
 {
     Discovery result{path, {}, {}};
     try {
-        result.runs = discoverRuns(path.toStdString());
+        result.runs = ckpt::discoverRuns(path.toStdString());
     } catch (const std::exception& e) {
         result.error = fromUtf8(e.what());
     }
@@ -93,7 +93,7 @@ void RunLoader::open(const QStringList& paths, const QStringList& skip)
             for (Discovery& discovery : found) {
                 if (!discovery.error.isEmpty())
                     emit self->openFailed(discovery.path, discovery.error);
-                for (DiscoveredRun& run : discovery.runs) {
+                for (ckpt::DiscoveredRun& run : discovery.runs) {
                     const QString runPath = fromUtf8(run.path);
                     if (seen.contains(runPath))
                         continue;

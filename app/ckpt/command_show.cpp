@@ -7,6 +7,7 @@
 #include "ckpt/report/json_export.h"
 #include "ckpt/report/state_json.h"
 #include "ckpt/rules/check.h"
+#include "ckpt/state/run_discovery.h"
 
 #include <iostream>
 #include <sstream>
@@ -140,40 +141,58 @@ int runShow(const CliArgs& args)
     return kExitOk;
 }
 
+// One table per run the path holds, as the one discovery decides it for every command and the GUI:
+// a checkpoint folder or file is a run of one, a folder of runs lists each.
 int runRun(const CliArgs& args)
 {
     if (args.positional.size() != 1)
-        return failWith("usage: ckpt run DIR [--json]");
-    RunHistory history;
+        return failWith("usage: ckpt run PATH [--json]");
+    std::vector<DiscoveredRun> runs;
     try {
-        history = readRunHistory(args.positional[0]);
+        runs = discoverRuns(args.positional[0]);
     } catch (const std::exception& e) {
         return failWith(e.what());
     }
     if (args.has("--json")) {
-        std::cout << dumpJson(runHistoryToJson(history)) << '\n';
+        if (runs.size() == 1) {
+            std::cout << dumpJson(runHistoryToJson(runs.front().history)) << '\n';
+        } else {
+            nlohmann::json all = nlohmann::json::array();
+            for (const auto& run : runs)
+                all.push_back(runHistoryToJson(run.history));
+            std::cout << dumpJson(nlohmann::json{{"path", args.positional[0]}, {"runs", all}}) << '\n';
+        }
         return kExitOk;
     }
-    TextTable table({"STEP", "CHECKPOINT", "LAYOUT", "MARKS"});
-    for (const auto& c : history.checkpoints) {
-        std::string marks;
-        if (c.latest)
-            marks += "latest ";
-        if (c.best)
-            marks += "best ";
-        if (!c.complete)
-            marks += "INCOMPLETE (" + c.incompleteReason + ")";
-        table.addRow({c.step ? std::to_string(*c.step) : "?", c.path, layoutName(c.layout), marks});
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const RunHistory& history = runs[i].history;
+        if (runs.size() > 1)
+            std::cout << (i ? "\n" : "") << "run " << runs[i].path << "\n";
+        TextTable table({"STEP", "CHECKPOINT", "LAYOUT", "MARKS"});
+        for (const auto& c : history.checkpoints) {
+            std::string marks;
+            if (c.latest)
+                marks += "latest ";
+            if (c.best)
+                marks += "best ";
+            if (!c.complete)
+                marks += "INCOMPLETE (" + c.incompleteReason + ")";
+            table.addRow({c.step ? std::to_string(*c.step) : "?", c.path, layoutName(c.layout), marks});
+        }
+        table.print(std::cout);
+        std::cout << "\n" << history.checkpoints.size() << (history.checkpoints.size() == 1 ? " checkpoint" : " checkpoints");
+        if (runs[i].singleCheckpoint)
+            std::cout << " (the path is one checkpoint)";
+        if (!history.series.empty()) {
+            std::cout << "; metric series:";
+            for (const auto& [name, points] : history.series)
+                std::cout << " " << name << " (" << points.size() << ")";
+        }
+        std::cout << "\n";
+        for (const auto& w : history.warnings)
+            std::cout << "warning: " << w << "\n";
     }
-    table.print(std::cout);
-    std::cout << "\n" << history.checkpoints.size() << " checkpoints";
-    if (!history.series.empty()) {
-        std::cout << "; metric series:";
-        for (const auto& [name, points] : history.series)
-            std::cout << " " << name << " (" << points.size() << ")";
-    }
-    std::cout << "\n";
-    for (const auto& w : history.warnings)
-        std::cout << "warning: " << w << "\n";
+    if (runs.size() > 1)
+        std::cout << "\n" << runs.size() << " runs\n";
     return kExitOk;
 }

@@ -2,6 +2,7 @@
 #include "ckpt/rules/check.h"
 
 #include "ckpt/audit/manifest_audit.h"
+#include "ckpt/state/run_discovery.h"
 #include "ckpt/state/run_history.h"
 #include "data_cursor.h"
 #include "rule_families.h"
@@ -43,25 +44,6 @@ CheckpointFacts load(const std::string& path, const FactOptions& options)
         throw std::runtime_error(why.starts_with(path) ? why : path + ": " + why);
     }
     return c;
-}
-
-bool isRunDirectory(const std::string& path, RunHistory& history)
-{
-    if (!fs::is_directory(path))
-        return false;
-    try {
-        history = readRunHistory(path);
-    } catch (const std::exception&) {
-        return false;
-    }
-    if (history.checkpoints.empty())
-        return false;
-    const fs::path self = fs::weakly_canonical(path);
-    for (const auto& c : history.checkpoints) {
-        if (fs::weakly_canonical(c.path) == self)
-            return false;
-    }
-    return true;
 }
 
 std::string seriesOf(const std::string& rule)
@@ -251,6 +233,54 @@ void sortFindings(std::vector<Finding>& findings)
     });
 }
 
+namespace {
+
+// The runs a path holds, as the one discovery (run_discovery.h) decides for every command and the
+// GUI; none when the path is one checkpoint, or a folder of files that is no run (checked as one
+// checkpoint of whatever it holds).
+std::vector<DiscoveredRun> runsToCheck(const std::string& path)
+{
+    if (!fs::is_directory(path))
+        return {};
+    std::vector<DiscoveredRun> runs;
+    try {
+        runs = discoverRuns(path);
+    } catch (const std::exception&) {
+        return {};
+    }
+    std::erase_if(runs, [](const DiscoveredRun& r) { return r.singleCheckpoint || r.looseFiles || r.history.checkpoints.empty(); });
+    return runs;
+}
+
+// A folder of runs (sample_runs/, an experiments folder): each run checked on its own, never one
+// run of everyone's checkpoints. Series and marks are named by the run they come from.
+CheckReport checkRuns(const std::string& path, const std::vector<DiscoveredRun>& runs, const CheckOptions& options)
+{
+    CheckReport report;
+    report.kind = "runs";
+    report.inputs = {path};
+    for (const DiscoveredRun& run : runs) {
+        CheckReport one = checkRun(run.path, run.history, options);
+        const std::string name = fs::path(run.path).lexically_relative(path).generic_string();
+        report.checkpoints.insert(report.checkpoints.end(), one.checkpoints.begin(), one.checkpoints.end());
+        report.findings.insert(report.findings.end(), std::make_move_iterator(one.findings.begin()),
+                               std::make_move_iterator(one.findings.end()));
+        for (auto& [series, points] : one.series)
+            report.series[name + ": " + series] = std::move(points);
+        for (auto& d : one.discontinuities) {
+            d.series = name + ": " + d.series;
+            report.discontinuities.push_back(std::move(d));
+        }
+        if (one.cancelled) {
+            report.cancelled = true;
+            break;
+        }
+    }
+    return report;
+}
+
+} // namespace
+
 CheckReport checkPaths(const std::vector<std::string>& paths, const CheckOptions& options)
 {
     if (paths.empty() || paths.size() > 2)
@@ -272,8 +302,10 @@ CheckReport checkPaths(const std::vector<std::string>& paths, const CheckOptions
         }
         auto found = checkPair(a, b);
         report.findings.insert(report.findings.end(), found.begin(), found.end());
-    } else if (RunHistory history; isRunDirectory(paths[0], history)) {
-        report = checkRun(paths[0], history, options);
+    } else if (std::vector<DiscoveredRun> runs = runsToCheck(paths[0]); runs.size() == 1) {
+        report = checkRun(runs.front().path, runs.front().history, options);
+    } else if (runs.size() > 1) {
+        report = checkRuns(paths[0], runs, options);
     } else {
         report.kind = "checkpoint";
         report.inputs = paths;

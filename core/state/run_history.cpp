@@ -26,19 +26,6 @@ bool isCheckpointFileName(const std::string& name)
     return name.ends_with(".ckpt") || (stepFromName(name) && (name.ends_with(".pt") || name.ends_with(".pth")));
 }
 
-bool isCheckpointDir(const fs::path& dir, const CheckpointLayout& layout)
-{
-    // A folder of weights is a run's checkpoint (torchtitan's last-step export) only when its name
-    // carries a step; otherwise it is a model folder beside others (examples, save_pretrained copies).
-    if (layout.layout == Layout::ModelExport)
-        return layout.stepFromName.has_value();
-    if (layout.layout != Layout::Generic)
-        return true;
-    const std::string name = dir.filename().string();
-    if (!stepFromName(name))
-        return false;
-    return std::any_of(layout.files.begin(), layout.files.end(), [](const LayoutFile& f) { return f.role != "other"; });
-}
 
 // A pointer file holds a name, not data.
 constexpr std::size_t kPointerLimit = 4096;
@@ -146,7 +133,7 @@ void collect(RunHistory& h, const fs::path& dir, int depth)
             } catch (const std::exception&) {
                 continue;
             }
-            if (isCheckpointDir(e.path(), layout)) {
+            if (isCheckpointFolder(e.path().string(), layout, false)) {
                 h.checkpoints.push_back({e.path().string(), layout.stepFromName, layout.layout, layout.complete,
                                          layout.incompleteReason});
             } else if (depth < kMaxDepth) {
@@ -310,6 +297,22 @@ void markBest(RunHistory& h)
 }
 
 } // namespace
+
+std::optional<int64_t> recordedStep(const RunCheckpoint& checkpoint) { return stepFromContent(checkpoint); }
+
+bool isCheckpointFolder(const std::string& dir, const CheckpointLayout& layout, bool standalone)
+{
+    // Inside a run, a folder of weights is a checkpoint (torchtitan's last-step export) only when its
+    // name carries a step; otherwise it is a model folder kept beside the run (examples,
+    // save_pretrained copies). Opened by itself, it is the one checkpoint the user asked for.
+    if (layout.layout == Layout::ModelExport)
+        return standalone || layout.stepFromName.has_value();
+    if (layout.layout != Layout::Generic)
+        return true;
+    if (!stepFromName(fs::path(dir).filename().string()))
+        return false;
+    return std::any_of(layout.files.begin(), layout.files.end(), [](const LayoutFile& f) { return f.role != "other"; });
+}
 
 RunHistory readRunHistory(const std::string& dir)
 {

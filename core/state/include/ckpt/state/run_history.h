@@ -40,4 +40,14 @@ struct RunHistory {
 /// Throws std::runtime_error when `dir` is not a directory.
 RunHistory readRunHistory(const std::string& dir);
 
+/// The global step a checkpoint records when its name does not say it (manifest.json,
+/// trainer_state.json, a single file's global_step); nullopt when it records none.
+std::optional<int64_t> recordedStep(const RunCheckpoint& checkpoint);
+
+/// Whether the folder `dir` (whose layout is `layout`) is one checkpoint rather than a folder
+/// holding some. `standalone`: it was opened by itself, so a folder of model weights (a Hugging
+/// Face model folder, however many shards) is that one checkpoint; inside a run such a folder
+/// counts only when its name carries a step (torchtitan's step-N export).
+bool isCheckpointFolder(const std::string& dir, const CheckpointLayout& layout, bool standalone);
+
 } // namespace ckpt

@@ -1,18 +1,28 @@
 // SPDX-License-Identifier: MIT
-// discoverRuns on the checked-in sample runs: what a path the user opens stands for.
-#include "uitestutil.h"
+// discoverRuns on the checked-in sample runs: what a path the user opens stands for, the same for
+// every command and the desktop app.
+#include "ckpt/state/run_discovery.h"
 
-#include "ui/rundiscovery.h"
-
+#include <QDir>
+#include <QFile>
 #include <QTemporaryDir>
+#include <QTest>
 
 #include <filesystem>
 
+using namespace ckpt;
+
 namespace {
+
+bool writeFile(const QString& path, const QByteArray& bytes)
+{
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
+}
 
 QString samples(const char* relative = "")
 {
-    return QDir::cleanPath(QStringLiteral(CKPT_SAMPLE_RUNS "/") + QLatin1String(relative));
+    return QDir::cleanPath(QStringLiteral(CKPT_SOURCE_DIR "/sample_runs/") + QLatin1String(relative));
 }
 
 QStringList summary(const std::vector<DiscoveredRun>& runs)
@@ -21,7 +31,7 @@ QStringList summary(const std::vector<DiscoveredRun>& runs)
     const std::filesystem::path root(samples().toStdString());
     for (const DiscoveredRun& run : runs) {
         QStringList checkpoints;
-        for (const ckpt::RunCheckpoint& c : run.history.checkpoints) {
+        for (const RunCheckpoint& c : run.history.checkpoints) {
             QString text = QString::fromStdString(std::filesystem::path(c.path).filename().string());
             if (c.latest)
                 text += QStringLiteral("[latest]");
@@ -63,7 +73,7 @@ private slots:
             QStringLiteral("lightning: epoch=0-step=25.ckpt epoch=1-step=50.ckpt[latest][best]"),
             QStringLiteral("tiny-mlp: checkpoint-0000050 checkpoint-0000100 checkpoint-0000150[latest]"),
         };
-        QVERIFY(UiTest::compareLines(summary(discoverRuns(samples().toStdString())), expected));
+        QCOMPARE(summary(discoverRuns(samples().toStdString())), expected);
     }
 
     void runFolderIsOneRunWithItsMetrics()
@@ -97,8 +107,8 @@ private slots:
         QTemporaryDir folder;
         QVERIFY(folder.isValid());
         QVERIFY(QFile::copy(samples("hf-trainer/checkpoint-20/pytorch_model.bin"), folder.filePath(QStringLiteral("weights.bin"))));
-        QVERIFY(UiTest::writeFile(folder.filePath(QStringLiteral("broken.pt")), "not a checkpoint"));
-        QVERIFY(UiTest::writeFile(folder.filePath(QStringLiteral("notes.txt")), "not a checkpoint either"));
+        QVERIFY(writeFile(folder.filePath(QStringLiteral("broken.pt")), "not a checkpoint"));
+        QVERIFY(writeFile(folder.filePath(QStringLiteral("notes.txt")), "not a checkpoint either"));
         const auto runs = discoverRuns(folder.path().toStdString());
         QCOMPARE(runs.size(), std::size_t(1));
         QCOMPARE(runs.front().history.checkpoints.size(), std::size_t(2));
@@ -121,4 +131,4 @@ private slots:
 };
 
 QTEST_GUILESS_MAIN(TestRunDiscovery)
-#include "tst_rundiscovery.moc"
+#include "tst_run_discovery.moc"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ui/rundiscovery.h"
+#include "ckpt/state/run_discovery.h"
 
 #include "ckpt/state/checkpoint_layout.h"
 
@@ -10,34 +10,28 @@
 
 namespace fs = std::filesystem;
 
+namespace ckpt {
 namespace {
 
 constexpr int kMaxDepth = 3;
 
 bool isCheckpointDirectory(const fs::path& dir)
 {
-    const ckpt::CheckpointLayout layout = ckpt::detectLayout(dir.string());
-    if (layout.layout != ckpt::Layout::Generic)
-        return true;
-    if (!ckpt::stepFromName(dir.filename().string()))
-        return false;
-    for (const ckpt::LayoutFile& file : layout.files) {
-        if (file.role != "other")
-            return true;
-    }
-    return false;
+    return isCheckpointFolder(dir.string(), detectLayout(dir.string()), true);
 }
 
 DiscoveredRun singleCheckpoint(const fs::path& path)
 {
-    const ckpt::CheckpointLayout layout = ckpt::detectLayout(path.string());
-    ckpt::RunCheckpoint checkpoint;
+    const CheckpointLayout layout = detectLayout(path.string());
+    RunCheckpoint checkpoint;
     checkpoint.path = path.string();
     checkpoint.step = layout.stepFromName;
     checkpoint.layout = layout.layout;
     checkpoint.complete = layout.complete;
     checkpoint.incompleteReason = layout.incompleteReason;
     checkpoint.latest = true;
+    if (!checkpoint.step)
+        checkpoint.step = recordedStep(checkpoint);
     DiscoveredRun run;
     run.path = path.string();
     run.history.path = path.string();
@@ -58,9 +52,9 @@ fs::path groupOf(const fs::path& dir, const fs::path& path)
 
 void discover(const fs::path& dir, int depth, std::vector<DiscoveredRun>& out)
 {
-    ckpt::RunHistory history = ckpt::readRunHistory(dir.string());
+    RunHistory history = readRunHistory(dir.string());
     std::map<fs::path, int> groups;
-    for (const ckpt::RunCheckpoint& checkpoint : history.checkpoints)
+    for (const RunCheckpoint& checkpoint : history.checkpoints)
         ++groups[groupOf(dir, checkpoint.path)];
     // Checkpoints directly here, or all in one subtree: this folder is the run (its metrics too).
     if (groups.size() <= 1 || groups.contains(dir) || depth >= kMaxDepth) {
@@ -99,10 +93,10 @@ DiscoveredRun looseFiles(const fs::path& dir)
     }
     std::sort(files.begin(), files.end());
     for (const fs::path& file : files) {
-        ckpt::RunCheckpoint checkpoint;
+        RunCheckpoint checkpoint;
         checkpoint.path = file.string();
-        checkpoint.step = ckpt::stepFromName(file.filename().string());
-        checkpoint.layout = file.extension() == ".ckpt" ? ckpt::Layout::Lightning : ckpt::Layout::Generic;
+        checkpoint.step = stepFromName(file.filename().string());
+        checkpoint.layout = file.extension() == ".ckpt" ? Layout::Lightning : Layout::Generic;
         run.history.checkpoints.push_back(std::move(checkpoint));
     }
     return run;
@@ -134,3 +128,5 @@ std::vector<DiscoveredRun> discoverRuns(const std::string& path)
                                         "or files named by step, up to three levels deep)");
     return runs;
 }
+
+} // namespace ckpt

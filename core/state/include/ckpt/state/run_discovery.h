@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// What a path the user opens stands for: one checkpoint (a file or a checkpoint directory), a run
-// directory, or a folder holding several runs (sample_runs/ holds eleven). Standard C++ over
-// core/state/include/ckpt/state/run_history.h, so it can run on a worker thread and be tested without a window.
+// What a path the user opens stands for: one checkpoint (a file or a checkpoint directory: a
+// Trainer checkpoint-N/, a DCP step, a sharded Hugging Face model folder...), a run directory, or a
+// folder holding several runs (sample_runs/ holds eleven). The one discovery every command and the
+// desktop app use (`ckpt run`, `ckpt check`, `ckpt show`, the run browser), so a folder is the same
+// thing everywhere. Reads names, pointers and headers only, like run_history.h.
 #pragma once
 
 #include "ckpt/state/run_history.h"
@@ -9,9 +11,11 @@
 #include <string>
 #include <vector>
 
+namespace ckpt {
+
 struct DiscoveredRun {
     std::string path; // the run directory, or the checkpoint itself when it was opened alone
-    ckpt::RunHistory history;
+    RunHistory history;
     bool singleCheckpoint = false;
     bool looseFiles = false; // a folder of checkpoint files that is no run: each is checked alone
 };
@@ -22,3 +26,5 @@ struct DiscoveredRun {
 /// of loose checkpoint files (*.pt, *.bin, *.safetensors...) without step names is one run of them.
 /// Throws std::runtime_error ("PATH: reason") when nothing there is a checkpoint.
 std::vector<DiscoveredRun> discoverRuns(const std::string& path);
+
+} // namespace ckpt
