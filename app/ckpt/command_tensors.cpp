@@ -3,8 +3,11 @@
 #include "text_format.h"
 
 #include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/formats/dcp_checkpoint.h"
 #include "ckpt/report/json_export.h"
+#include "ckpt/state/checkpoint_layout.h"
 
+#include <filesystem>
 #include <iostream>
 
 int failWith(const std::string& message)
@@ -18,12 +21,105 @@ int failWith(const std::string& message)
     return kExitUnreadable;
 }
 
+namespace {
+
+std::string noteOf(const ckpt::TensorEntry& e, const ckpt::TensorInfo& t)
+{
+    std::string note = e.alias ? "same tensor as above" : "";
+    if (t.layout != ckpt::TensorLayout::Strided)
+        note += std::string(note.empty() ? "" : "; ") + ckpt::layoutName(t.layout);
+    if (t.isParameter)
+        note += std::string(note.empty() ? "" : "; ") + "parameter";
+    if (!t.problem.empty())
+        note += std::string(note.empty() ? "" : "; ") + t.problem;
+    return note;
+}
+
+// A checkpoint folder of any layout: the tensors of every file that holds some, each counted once
+// (a safetensors index stands for its shards: opensAsCheckpointFile), DCP entries from .metadata.
+int directoryTensors(const CliArgs& args)
+{
+    const std::string dir = args.positional[0];
+    ckpt::CheckpointLayout layout;
+    try {
+        layout = ckpt::detectLayout(dir);
+    } catch (const std::exception& e) {
+        return failWith(e.what());
+    }
+    const bool json = args.has("--json");
+    nlohmann::json files = nlohmann::json::array();
+    TextTable table({"FILE", "KEY", "DTYPE", "SHAPE", "SIZE", "NOTE"});
+    std::size_t count = 0;
+    uint64_t total = 0;
+    std::vector<std::string> warnings;
+    auto relative = [&](const std::string& path) { return std::filesystem::path(path).lexically_relative(dir).string(); };
+    if (layout.layout == ckpt::Layout::Dcp) {
+        try {
+            const ckpt::DcpCheckpoint d = ckpt::readDcpCheckpoint(dir);
+            nlohmann::json entries = nlohmann::json::array();
+            for (const auto& e : d.entries) {
+                if (e.isBytes)
+                    continue;
+                int64_t numel = 1;
+                for (int64_t n : e.size)
+                    numel *= n;
+                ++count;
+                entries.push_back({{"fqn", e.fqn}, {"dtype", e.dtype}, {"shape", e.size}, {"chunks", e.chunks.size()},
+                                   {"problem", e.problem}});
+                table.addRow({".metadata", e.fqn, e.dtype, formatShape(e.size), std::to_string(e.chunks.size()) + " chunk(s)", e.problem});
+            }
+            files.push_back({{"path", dir + "/.metadata"}, {"role", "metadata"}, {"entries", entries}});
+            warnings = d.warnings;
+        } catch (const std::exception& e) {
+            return failWith(e.what());
+        }
+    }
+    for (const auto& info : layout.files) {
+        if (!ckpt::opensAsCheckpointFile(info))
+            continue;
+        std::unique_ptr<ckpt::CheckpointFile> file;
+        try {
+            file = ckpt::CheckpointFile::open(info.path);
+        } catch (const std::exception& e) {
+            warnings.push_back(e.what()); // the rest still lists
+            continue;
+        }
+        if (json) {
+            auto j = ckpt::tensorsReportToJson(*file);
+            j["role"] = info.role;
+            files.push_back(std::move(j));
+        }
+        for (const auto& e : file->tensorEntries()) {
+            const auto& t = file->tensors()[e.tensor];
+            if (!e.alias)
+                total += t.nbytes();
+            ++count;
+            table.addRow({relative(info.path), ckpt::formatKeyPath(e.key), t.dtypeName, formatShape(t.shape), humanBytes(t.nbytes()), noteOf(e, t)});
+        }
+        for (const auto& w : file->warnings())
+            warnings.push_back(info.path + ": " + w);
+    }
+    if (json) {
+        std::cout << ckpt::dumpJson({{"path", dir}, {"layout", ckpt::layoutName(layout.layout)}, {"files", files}, {"warnings", warnings}}) << '\n';
+        return kExitOk;
+    }
+    table.print(std::cout);
+    std::cout << "\n" << count << " tensors" << (total ? ", " + humanBytes(total) : std::string()) << " in " << dir << " (layout " << ckpt::layoutName(layout.layout) << ")\n";
+    for (const auto& w : warnings)
+        std::cout << "warning: " << w << "\n";
+    return kExitOk;
+}
+
+} // namespace
+
 int runTensors(const CliArgs& args)
 {
     if (args.positional.size() != 1)
-        return failWith("usage: ckpt tensors FILE [--json] [--verify-crc] [--stats [--exact-hist]]");
+        return failWith("usage: ckpt tensors PATH [--json] [--verify-crc] [--stats [--exact-hist]]  (PATH: a file or a checkpoint folder)");
     if (args.has("--stats"))
         return runTensorStats(args);
+    if (std::filesystem::is_directory(args.positional[0]))
+        return directoryTensors(args);
     ckpt::OpenOptions options;
     options.verifyCrc = args.has("--verify-crc");
     std::unique_ptr<ckpt::CheckpointFile> file;
@@ -41,13 +137,7 @@ int runTensors(const CliArgs& args)
     uint64_t total = 0;
     for (const auto& e : file->tensorEntries()) {
         const auto& t = file->tensors()[e.tensor];
-        std::string note = e.alias ? "same tensor as above" : "";
-        if (t.layout != ckpt::TensorLayout::Strided)
-            note += std::string(note.empty() ? "" : "; ") + ckpt::layoutName(t.layout);
-        if (t.isParameter)
-            note += std::string(note.empty() ? "" : "; ") + "parameter";
-        if (!t.problem.empty())
-            note += std::string(note.empty() ? "" : "; ") + t.problem;
+        const std::string note = noteOf(e, t);
         if (!e.alias)
             total += t.nbytes();
         table.addRow({ckpt::formatKeyPath(e.key), t.dtypeName, formatShape(t.shape), humanBytes(t.nbytes()), t.device, note});

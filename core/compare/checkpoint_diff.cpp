@@ -72,7 +72,7 @@ Aligned alignTensors(const TrainingState& s, const std::string& prefix, TensorSo
     // Everything else, by file name and key path: EMA weights, extra buffers, ZeRO partitions.
     for (const auto& f : s.layout.files) {
         static const std::set<std::string> roles = {"model", "optimizer", "state", "scaler", "scheduler", "data"};
-        if (!roles.contains(f.role) || f.path.ends_with(".json"))
+        if (!roles.contains(f.role) || !opensAsCheckpointFile(f))
             continue;
         try {
             const CheckpointFile& file = source.file(f.path);

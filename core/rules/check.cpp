@@ -198,6 +198,7 @@ std::vector<Finding> checkCheckpoint(const CheckpointFacts& c)
     rules::integrityRules(c, out);
     rules::securityRules(c, out);
     rules::modelRules(c, out);
+    rules::configRules(c, out);
     rules::optimizerRules(c, out);
     rules::schedulerRules(c, out);
     rules::scalerRules(c, out);
@@ -248,7 +249,9 @@ std::vector<DiscoveredRun> runsToCheck(const std::string& path)
     } catch (const std::exception&) {
         return {};
     }
-    std::erase_if(runs, [](const DiscoveredRun& r) { return r.singleCheckpoint || r.looseFiles || r.history.checkpoints.empty(); });
+    std::erase_if(runs, [](const DiscoveredRun& r) { return r.looseFiles || r.history.checkpoints.empty(); });
+    if (runs.size() == 1 && runs.front().singleCheckpoint)
+        return {}; // the path is the checkpoint
     return runs;
 }
 
@@ -260,7 +263,14 @@ CheckReport checkRuns(const std::string& path, const std::vector<DiscoveredRun>&
     report.kind = "runs";
     report.inputs = {path};
     for (const DiscoveredRun& run : runs) {
-        CheckReport one = checkRun(run.path, run.history, options);
+        CheckReport one;
+        if (run.singleCheckpoint) { // a model folder among others
+            const CheckpointFacts c = load(run.path, {options.audit, options.content});
+            one.checkpoints = {c.state.path};
+            one.findings = checkCheckpoint(c);
+        } else {
+            one = checkRun(run.path, run.history, options);
+        }
         const std::string name = fs::path(run.path).lexically_relative(path).generic_string();
         report.checkpoints.insert(report.checkpoints.end(), one.checkpoints.begin(), one.checkpoints.end());
         report.findings.insert(report.findings.end(), std::make_move_iterator(one.findings.begin()),
@@ -302,7 +312,7 @@ CheckReport checkPaths(const std::vector<std::string>& paths, const CheckOptions
         }
         auto found = checkPair(a, b);
         report.findings.insert(report.findings.end(), found.begin(), found.end());
-    } else if (std::vector<DiscoveredRun> runs = runsToCheck(paths[0]); runs.size() == 1) {
+    } else if (std::vector<DiscoveredRun> runs = runsToCheck(paths[0]); runs.size() == 1 && !runs.front().singleCheckpoint) {
         report = checkRun(runs.front().path, runs.front().history, options);
     } else if (runs.size() > 1) {
         report = checkRuns(paths[0], runs, options);

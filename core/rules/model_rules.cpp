@@ -5,7 +5,105 @@
 #include "rule_families.h"
 #include "rule_support.h"
 
+#include <map>
+#include <regex>
+#include <set>
+
 namespace ckpt::rules {
+namespace {
+
+const StateField* configField(const TrainingState& s, const char* name)
+{
+    return findField(s.environment, std::string("config.") + name);
+}
+
+// The transformer blocks the weights hold: the indices after one stack prefix ("model.layers.3.",
+// "transformer.h.3."). Several stacks (an encoder and a decoder, a vision tower beside the
+// language model) are not one count a config's num_hidden_layers describes: nullopt.
+struct LayerStack {
+    std::string prefix;
+    std::set<int64_t> indices;
+    const ParameterEntry* sample = nullptr;
+};
+
+std::optional<LayerStack> layerStack(const ModelPart& model)
+{
+    static const std::regex block(R"((^|.*?\.)(layers|h|layer|blocks|block)\.(\d+)\.)");
+    std::map<std::string, LayerStack> stacks;
+    for (const auto& p : model.parameters) {
+        std::smatch m;
+        if (!std::regex_search(p.name, m, block) || m.position(0) != 0)
+            continue;
+        LayerStack& st = stacks[m[1].str() + m[2].str()];
+        st.prefix = m[1].str() + m[2].str();
+        st.indices.insert(std::stoll(m[3].str()));
+        if (!st.sample)
+            st.sample = &p;
+    }
+    if (stacks.size() != 1)
+        return std::nullopt;
+    return stacks.begin()->second;
+}
+
+const ParameterEntry* tokenEmbedding(const ModelPart& model)
+{
+    for (const auto& p : model.parameters) {
+        for (const char* suffix : {"embed_tokens.weight", "wte.weight", "word_embeddings.weight", "tok_embeddings.weight"}) {
+            if (p.name.ends_with(suffix) && p.shape.size() == 2)
+                return &p;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
+// W against the configuration saved beside it (E: config.json). transformers' from_pretrained builds
+// the model from the config, then loads the weights into it (transformers@55093b75
+// src/transformers/modeling_utils.py _load_pretrained_model: a shape mismatch is an error unless
+// ignore_mismatched_sizes; a block the weights lack keeps its random initialisation, with a warning
+// only), so weights that disagree with their own folder's config are proven not to load as saved.
+void configRules(const CheckpointFacts& c, Findings& out)
+{
+    const TrainingState& s = c.state;
+    if (!s.model || s.model->parameters.empty())
+        return;
+    auto disagree = [&](std::string message, const StateField& config, Evidence weights) {
+        Finding f = makeFinding("model.config-disagrees", std::move(message),
+            hintWithNext("The config.json beside the weights describes another model: a config copied from the base model "
+                         "after the vocabulary was resized or layers pruned, or weights converted with another layout. "
+                         "from_pretrained refuses the mismatched shapes or initialises the missing blocks at random "
+                         "(recovery guide §2.1 on what model state holds, §9.2 on building and loading).", Component::Model));
+        f.evidence.push_back(evidence("config " + config.name.substr(7), config.value, config.from));
+        f.evidence.push_back(std::move(weights));
+        out.push_back(std::move(f));
+    };
+    if (const StateField* layers = configField(s, "num_hidden_layers")) {
+        const auto n = toNumber(layers->value);
+        const auto stack = layerStack(*s.model);
+        if (n && stack && static_cast<int64_t>(stack->indices.size()) != static_cast<int64_t>(*n)) {
+            disagree("the weights hold " + std::to_string(stack->indices.size()) + " block(s) of " + stack->prefix + " but the config says "
+                         + layers->value + " layers",
+                     *layers, evidence("blocks in the weights", std::to_string(stack->indices.size()) + " (" + stack->prefix + ".0 .. "
+                                           + std::to_string(*stack->indices.rbegin()) + ")", stack->sample->from));
+        }
+    }
+    const ParameterEntry* embed = tokenEmbedding(*s.model);
+    if (!embed)
+        return;
+    if (const StateField* vocab = configField(s, "vocab_size"); vocab && toNumber(vocab->value)
+        && embed->shape[0] != static_cast<int64_t>(*toNumber(vocab->value))) {
+        disagree("the token embedding " + embed->name + " has " + std::to_string(embed->shape[0]) + " rows but the config's vocab_size is "
+                     + vocab->value,
+                 *vocab, evidence(embed->name + " shape", "[" + std::to_string(embed->shape[0]) + ", " + std::to_string(embed->shape[1]) + "]", embed->from));
+    }
+    if (const StateField* hidden = configField(s, "hidden_size"); hidden && toNumber(hidden->value)
+        && embed->shape[1] != static_cast<int64_t>(*toNumber(hidden->value))) {
+        disagree("the token embedding " + embed->name + " is " + std::to_string(embed->shape[1]) + " wide but the config's hidden_size is "
+                     + hidden->value,
+                 *hidden, evidence(embed->name + " shape", "[" + std::to_string(embed->shape[0]) + ", " + std::to_string(embed->shape[1]) + "]", embed->from));
+    }
+}
 
 void modelRules(const CheckpointFacts& c, Findings& out)
 {

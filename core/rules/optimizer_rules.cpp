@@ -158,7 +158,7 @@ std::map<std::string, const ParameterEntry*> parameterOf(const TrainingState& s)
 {
     const OptimizerPart& o = *s.optimizer;
     std::map<std::string, const ParameterEntry*> byIndex;
-    const bool reordered = o.nameMapping.starts_with("by shape") && !s.model->from.file.ends_with(".safetensors");
+    const bool reordered = o.nameMapping.starts_with("by shape") && !s.model->sortedNames;
     if (reordered) {
         std::vector<const ParameterEntry*> trainable;
         for (const auto& p : s.model->parameters) {

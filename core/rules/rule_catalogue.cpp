@@ -14,6 +14,8 @@ const std::vector<RuleInfo> kRules = {
     // model (W)
     {"model.missing", S::Info, C::Model, R::Checkpoint, "§2.1",
      "the checkpoint holds no model state_dict (optimizer or RNG only)"},
+    {"model.config-disagrees", S::Error, C::Model, R::Checkpoint, "§2.1, §9.2",
+     "the weights' block count, vocabulary rows or width disagree with the config.json saved beside them"},
     {"model.nonfinite", S::Error, C::Model, R::Checkpoint, "§10.1",
      "NaN or Inf in a model parameter or buffer"},
     {"model.keys-differ", S::Error, C::Model, R::Pair, "§10.3",

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <stdexcept>
 
 namespace fs = std::filesystem;
@@ -25,6 +26,25 @@ bool isTorchFileName(const std::string& name)
     return false;
 }
 
+// E: the model's and the run's configuration (transformers' save_pretrained writes config.json and
+// generation_config.json, its tokenizer the tokenizer files; peft adapter_config.json; Megatron,
+// NeMo and torchtune keep YAML or JSON args). Read as environment facts, never as tensors.
+bool isConfigFileName(const std::string& name)
+{
+    static const std::set<std::string> names = {"config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+                                                "special_tokens_map.json", "added_tokens.json", "vocab.json", "merges.txt",
+                                                "tokenizer.model", "adapter_config.json", "args.json", "params.json",
+                                                "preprocessor_config.json", "chat_template.jinja"};
+    return names.contains(name) || endsWith(name, ".yaml") || endsWith(name, ".yml");
+}
+
+// A shard of a sharded safetensors set, "model-00002-of-00004.safetensors".
+bool isSafetensorsShardName(const std::string& name)
+{
+    static const std::regex shard(R"(-\d{5}-of-\d{5}\.safetensors$)");
+    return std::regex_search(name, shard);
+}
+
 std::string roleOfFile(const std::string& name, int& rank)
 {
     static const std::regex rngRank(R"((?:rng[-_]rank[-_]?|rng_state_|random_states_)(\d+))");
@@ -38,6 +58,10 @@ std::string roleOfFile(const std::string& name, int& rank)
         return "trainer_state";
     if (name == "training_args.bin")
         return "training_args";
+    if (isConfigFileName(name))
+        return "config";
+    if (endsWith(name, ".bin.index.json"))
+        return "model_index"; // pytorch_model.bin.index.json maps names to the .bin shards, which hold the tensors
     if (name == ".metadata" || endsWith(name, ".metadata"))
         return "metadata";
     if (rank >= 0 || name == "rng_state.pth" || name.starts_with("rng")) {
@@ -65,6 +89,15 @@ std::string roleOfFile(const std::string& name, int& rank)
 }
 
 } // namespace
+
+bool opensAsCheckpointFile(const LayoutFile& file)
+{
+    static const std::set<std::string> notOpened = {"manifest", "complete", "trainer_state", "metadata", "config",
+                                                    "model_shard", "model_index", "other"};
+    if (notOpened.contains(file.role) || file.path.ends_with(".distcp"))
+        return false;
+    return !file.path.ends_with(".json") || file.path.ends_with(".safetensors.index.json");
+}
 
 const char* layoutName(Layout layout)
 {
@@ -131,9 +164,14 @@ CheckpointLayout detectLayout(const std::string& path)
     std::sort(names.begin(), names.end());
     auto has = [&](std::string_view n) { return std::find(names.begin(), names.end(), n) != names.end(); };
     auto any = [&](auto pred) { return std::any_of(names.begin(), names.end(), pred); };
+    // A safetensors index opens as its whole set (formats/safetensors_index.h), so the shards it
+    // names are read through it: each tensor is counted once, and the set is one W.
+    const bool safetensorsIndex = any([](const std::string& n) { return n.ends_with(".safetensors.index.json"); });
     for (const auto& n : names) {
         int rank = -1;
-        const std::string role = roleOfFile(n, rank);
+        std::string role = roleOfFile(n, rank);
+        if (safetensorsIndex && role == "model" && isSafetensorsShardName(n))
+            role = "model_shard";
         out.files.push_back({(fs::path(path) / n).string(), role, rank});
     }
 

@@ -180,11 +180,11 @@ void StateReader::mapOptimizerNames()
         m_state.warnings.push_back("optimizer parameters cannot be matched to model parameters: " + opt.nameMapping);
         return;
     }
-    // Only a safetensors model loses the module's key order (it stores names sorted); with a
+    // Only a safetensors model loses the module's key order (it stores names sorted, and a sharded
+    // set's index lists them sorted too: save_pretrained dumps it with sort_keys); with a
     // torch.save state_dict the order is the module's, and a disagreement is a real fault for
     // the rules (optimizer.moment-shape) to report, not something to paper over.
-    const bool sortedModel = std::any_of(m_state.model->parameters.begin(), m_state.model->parameters.end(),
-                                         [](const ParameterEntry& p) { return p.from.file.ends_with(".safetensors"); });
+    const bool sortedModel = m_state.model->sortedNames;
     if (sortedModel && !shapesAgree(order, *names)) {
         mapByShape(*names);
         return;

@@ -102,6 +102,28 @@ DiscoveredRun looseFiles(const fs::path& dir)
     return run;
 }
 
+// A folder of model folders (downloads, exports: each a save_pretrained folder, none with a step in
+// its name): each is one checkpoint of its own, never one run of all of them.
+std::vector<DiscoveredRun> modelFolders(const fs::path& dir)
+{
+    std::vector<fs::path> folders;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, fs::directory_options::skip_permission_denied, ec)) {
+        if (!entry.is_directory(ec) || entry.path().filename().string().starts_with("."))
+            continue;
+        try {
+            if (detectLayout(entry.path().string()).layout == Layout::ModelExport)
+                folders.push_back(entry.path());
+        } catch (const std::exception&) {
+        }
+    }
+    std::sort(folders.begin(), folders.end());
+    std::vector<DiscoveredRun> runs;
+    for (const fs::path& f : folders)
+        runs.push_back(singleCheckpoint(f));
+    return runs;
+}
+
 } // namespace
 
 std::vector<DiscoveredRun> discoverRuns(const std::string& path)
@@ -118,6 +140,8 @@ std::vector<DiscoveredRun> discoverRuns(const std::string& path)
         return {singleCheckpoint(p)};
     std::vector<DiscoveredRun> runs;
     discover(p, 0, runs);
+    if (runs.empty())
+        runs = modelFolders(p);
     if (runs.empty()) {
         DiscoveredRun loose = looseFiles(p);
         if (!loose.history.checkpoints.empty())

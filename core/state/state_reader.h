@@ -38,6 +38,7 @@ private:
     void openFiles();
     void field(std::vector<StateField>& into, const std::string& name, const std::string& value, Provenance from);
     void readJsonSidecars();
+    void readModelConfig(const LayoutFile& info);
     void refineSingleFileLayout();
     void settleGlobalStep();
 

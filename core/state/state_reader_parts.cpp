@@ -41,6 +41,8 @@ void StateReader::readModel(Opened& f)
     ModelPart model = m_state.model ? std::move(*m_state.model) : ModelPart{};
     if (model.parameters.empty())
         model.from = {f.info.path, found.key};
+    const FileFormat format = f.file->format();
+    model.sortedNames = model.sortedNames || format == FileFormat::Safetensors || format == FileFormat::SafetensorsIndex;
     for (const auto& [name, value] : dictItems(g, found.node)) {
         if (g[value].kind != Kind::Tensor)
             continue;

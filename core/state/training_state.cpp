@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <set>
 
 namespace ckpt {
@@ -48,16 +49,8 @@ void StateReader::read()
 
 void StateReader::openFiles()
 {
-    // A sharded model: the shards carry the tensors; a pytorch_model.bin.index.json only maps
-    // names to shards (a safetensors index opens as the whole set, so its shards are skipped).
-    bool safetensorsIndex = false;
-    for (const auto& info : m_state.layout.files)
-        safetensorsIndex = safetensorsIndex || info.path.ends_with(".safetensors.index.json");
     for (const auto& info : m_state.layout.files) {
-        if (info.path.ends_with(".bin.index.json") || (safetensorsIndex && info.path.ends_with(".safetensors")))
-            continue;
-        static const std::set<std::string> skipRoles = {"manifest", "complete", "trainer_state", "other", "metadata"};
-        if (skipRoles.contains(info.role) || info.path.ends_with(".distcp"))
+        if (!opensAsCheckpointFile(info))
             continue;
         try {
             m_files.push_back({info, CheckpointFile::open(info.path)});
@@ -74,9 +67,64 @@ void StateReader::field(std::vector<StateField>& into, const std::string& name, 
     into.push_back({name, value, std::move(from)});
 }
 
+// E from the model's configuration: transformers' PretrainedConfig.to_json_file (config.json),
+// Meta's params.json (torchtune, llama), peft's adapter_config.json. The facts a user checks
+// first, under one name whatever the architecture spells them (GPT-2's n_layer and n_embd,
+// T5's d_model, Meta's dim and n_layers); the provenance keeps the file's own key.
+void StateReader::readModelConfig(const LayoutFile& info)
+{
+    static const std::vector<std::pair<const char*, std::vector<const char*>>> facts = {
+        {"architectures", {"architectures"}},
+        {"model_type", {"model_type"}},
+        {"torch_dtype", {"torch_dtype", "dtype"}},
+        {"vocab_size", {"vocab_size", "padded_vocab_size"}},
+        {"hidden_size", {"hidden_size", "n_embd", "d_model", "dim"}},
+        {"num_hidden_layers", {"num_hidden_layers", "n_layer", "num_layers", "n_layers"}},
+        {"num_attention_heads", {"num_attention_heads", "n_head", "n_heads"}},
+        {"num_key_value_heads", {"num_key_value_heads", "n_kv_heads"}},
+        {"intermediate_size", {"intermediate_size", "n_inner", "ffn_dim"}},
+        {"max_position_embeddings", {"max_position_embeddings", "n_positions", "max_seq_len"}},
+        {"tie_word_embeddings", {"tie_word_embeddings"}},
+        {"transformers_version", {"transformers_version"}},
+        {"peft_type", {"peft_type"}},
+        {"lora_r", {"r"}},
+        {"base_model", {"base_model_name_or_path"}},
+    };
+    nlohmann::json j;
+    try {
+        j = parsePythonJson(readBoundedFile(info.path, kSidecarJsonLimit));
+    } catch (const std::exception& e) {
+        m_state.warnings.push_back(info.path + ": not read as a model configuration (" + e.what() + ")");
+        return;
+    }
+    if (!j.is_object())
+        return;
+    for (const auto& [name, keys] : facts) {
+        for (const char* key : keys) {
+            const auto it = j.find(key);
+            if (it == j.end() || it->is_null())
+                continue;
+            std::string text;
+            if (it->is_array()) {
+                for (const auto& a : *it)
+                    text += (text.empty() ? "" : ", ") + (a.is_string() ? a.get<std::string>() : a.dump());
+            } else if (it->is_primitive()) {
+                text = it->is_string() ? it->get<std::string>() : it->dump();
+            }
+            if (!text.empty()) {
+                field(m_state.environment, std::string("config.") + name, text, {info.path, {std::string(key)}});
+                break;
+            }
+        }
+    }
+}
+
 void StateReader::readJsonSidecars()
 {
     for (const auto& info : m_state.layout.files) {
+        const std::string name = std::filesystem::path(info.path).filename().string();
+        if (info.role == "config" && (name == "config.json" || name == "params.json" || name == "adapter_config.json"))
+            readModelConfig(info);
         if (info.role != "manifest" && info.role != "trainer_state")
             continue;
         nlohmann::json j;

@@ -321,8 +321,7 @@ CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptio
         std::vector<OpenedFile> files;
         uint64_t total = 0;
         for (const auto& info : layout.files) {
-            static const std::set<std::string> skip = {"manifest", "complete", "trainer_state", "metadata", "other"};
-            if (skip.contains(info.role) || info.path.ends_with(".distcp") || info.path.ends_with(".json"))
+            if (!opensAsCheckpointFile(info))
                 continue;
             try {
                 OpenedFile f{info, CheckpointFile::open(info.path), 0};

@@ -4,6 +4,7 @@
 #include "test_support.h"
 
 #include <QProcess>
+#include <QFileInfo>
 #include <QTest>
 
 using namespace testsupport;
@@ -120,6 +121,8 @@ private slots:
         QFETCH(QString, file);
         QFETCH(QString, reason);
         for (const char* command : {"tensors", "tree"}) {
+            if (QFileInfo(file).isDir() && QByteArray(command) == "tensors")
+                continue; // tensors lists a checkpoint folder (tst_model_folders)
             const CkptRun r = runCkpt({QString::fromLatin1(command), file});
             QCOMPARE(r.code, 2);
             QVERIFY(r.out.isEmpty());

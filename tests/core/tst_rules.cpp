@@ -126,6 +126,8 @@ private slots:
         // and a healthy DeepSpeed save whose module is the masters' rounding.
         row("optimizer.master-weights-differ", std::string(CKPT_TESTDATA_DIR) + "/story_runs/zero-master-differs/global_step20",
             sample("deepspeed/global_step40"), "error");
+        row("model.config-disagrees", std::string(CKPT_TESTDATA_DIR) + "/model_folders/config-mismatch",
+            std::string(CKPT_TESTDATA_DIR) + "/model_folders/llama-sharded", "error");
         row("rng.missing", sample("lightning/checkpoints/epoch=1-step=50.ckpt"), sample("ddp4-mlp/checkpoint-0000300"), "info");
         row("rng.invalid", rcase("bad_rng.pt"), good, "error");
         row("rng.rank-missing", rcase("ranks3"), sample("ddp4-mlp/checkpoint-0000300"), "error");

@@ -23,13 +23,6 @@ using namespace ckpt;
 
 namespace {
 
-// Roles whose files never hold tensors: JSON state, commit markers, the DCP index.
-bool holdsTensors(const LayoutFile& file)
-{
-    static const std::set<std::string> skipped{"manifest", "complete", "trainer_state", "metadata"};
-    return !skipped.contains(file.role);
-}
-
 QString relativeName(const std::string& checkpointPath, const std::string& file)
 {
     const QFileInfo root(fromUtf8(checkpointPath));
@@ -190,7 +183,7 @@ CheckpointTensors collectTensors(const TrainingState& state, const std::function
     }
     std::vector<const LayoutFile*> files;
     for (const LayoutFile& f : state.layout.files) {
-        if (holdsTensors(f))
+        if (opensAsCheckpointFile(f)) // each tensor in one file: a safetensors index stands for its shards
             files.push_back(&f);
     }
     const int total = static_cast<int>(files.size());

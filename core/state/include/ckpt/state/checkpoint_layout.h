@@ -31,7 +31,9 @@ const char* layoutName(Layout layout); // "recovery_guide_dir", "hf_trainer", ..
 struct LayoutFile {
     std::string path;
     std::string role; // model, optimizer, scheduler, scaler, rng, state, training_args, trainer_state,
-                      // manifest, complete, metadata, data, other
+                      // manifest, complete, metadata, data, config (config.json, tokenizer files, YAML:
+                      // E), model_shard (a shard read through its safetensors index), model_index (a
+                      // .bin index, which only maps names to its shards), other
     int rank = -1;
 };
 
@@ -46,6 +48,12 @@ struct CheckpointLayout {
 
 /// Throws std::runtime_error naming the path when it does not exist.
 CheckpointLayout detectLayout(const std::string& path);
+
+/// Whether the file is opened with CheckpointFile::open to read the state and its tensors: every
+/// tensor of a checkpoint lies in exactly one such file (a safetensors index stands for its
+/// shards; a .bin index and JSON, markers and configs hold none; DCP chunks are read through
+/// .metadata). The state reader, statistics, the diff and the GUI's tensor list all use it.
+bool opensAsCheckpointFile(const LayoutFile& file);
 
 /// Checkpoint-looking names: "checkpoint-0001200", "checkpoint_3", "global_step1200", "step=1200".
 std::optional<int64_t> stepFromName(const std::string& name);

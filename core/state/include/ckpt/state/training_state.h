@@ -47,8 +47,12 @@ struct ParameterEntry {
 };
 
 struct ModelPart {
-    std::vector<ParameterEntry> parameters; // parameters and buffers, in state_dict order
+    std::vector<ParameterEntry> parameters; // parameters and buffers, in the file's order
     Provenance from;                        // the state_dict itself
+    /// The file keeps names sorted, not in the module's order: safetensors (its header is sorted)
+    /// and a sharded set's index (save_pretrained writes it with sort_keys). The optimizer's
+    /// positional keys then cannot be matched to names by order.
+    bool sortedNames = false;
 };
 
 struct MomentInfo {
