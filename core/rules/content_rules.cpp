@@ -141,7 +141,23 @@ void contentRules(const CheckpointFacts& c, Findings& out)
     std::map<std::string, TensorSummary> module;
     if (s.model) {
         for (const auto& p : s.model->parameters) {
-            const auto sum = read(p.name, p.from);
+            // A tensor-parallel parameter is read piece by piece (each rank's shard).
+            std::optional<TensorSummary> sum;
+            for (const Provenance& from : p.pieces.empty() ? std::vector<Provenance>{p.from} : p.pieces) {
+                const auto piece = read(p.name, from);
+                if (!piece) {
+                    sum.reset();
+                    break;
+                }
+                if (!sum)
+                    sum = TensorSummary{};
+                sum->numel += piece->numel;
+                sum->nan += piece->nan;
+                sum->inf += piece->inf;
+                sum->zeros += piece->zeros;
+                sum->min = sum->numel == piece->numel ? piece->min : std::min(sum->min, piece->min);
+                sum->l2 = std::sqrt(sum->l2 * sum->l2 + piece->l2 * piece->l2);
+            }
             if (sum && (sum->nan || sum->inf))
                 modelNonfinite.push_back({p.name, nonfiniteText(*sum), p.from});
             if (sum)

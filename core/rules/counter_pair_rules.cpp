@@ -70,6 +70,8 @@ void schedulerDelta(const TrainingState& a, const TrainingState& b, int64_t dG, 
 {
     if (!a.scheduler || !b.scheduler || a.scheduler->schedule.lastEpoch < 0 || b.scheduler->schedule.lastEpoch < 0)
         return;
+    if (b.scheduler->schedule.kind == "Megatron OptimizerParamScheduler")
+        return; // counts samples: scheduler.position checks it against the samples consumed, checkpoint by checkpoint
     const int64_t pa = a.scheduler->schedule.lastEpoch, pb = b.scheduler->schedule.lastEpoch, dP = pb - pa;
     if (dP == dG || dP == dG * gradientAccumulation(b))
         return;

@@ -35,7 +35,7 @@ void notRecorded(const TrainingState& s, Findings& out)
         for (const auto& g : s.rng->generators)
             ranks.insert(g.rank);
     }
-    if (ranks.size() > 1 && !worldSize(s))
+    if (ranks.size() > 1 && !worldSize(s) && !hasAny(s, {"world_size"})) // Megatron: args.world_size
         missing.push_back("world size");
     if (!hasAny(s, {"precision", "fp16", "bf16", "dtype", "amp", "mixed_precision"}) && !s.scaler)
         missing.push_back("precision (fp32/fp16/bf16)");

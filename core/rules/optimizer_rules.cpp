@@ -194,8 +194,9 @@ void momentShapes(const TrainingState& s, Findings& out)
         const auto it = params.find(ps.index);
         if (it == params.end() || ps.fragmentNumel)
             continue;
+        const std::vector<int64_t>& expected = ps.shardShape ? *ps.shardShape : it->second->shape;
         for (const auto& m : ps.moments) {
-            if (m.shape == it->second->shape || m.shape.empty())
+            if (m.shape == expected || m.shape.empty())
                 continue;
             Finding f = makeFinding("optimizer.moment-shape",
                 m.name + " of " + it->second->name + " (optimizer index " + ps.index + ") has shape " + shapeText(m.shape) + " but the parameter has "

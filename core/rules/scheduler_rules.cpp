@@ -193,12 +193,62 @@ void initialLr(const TrainingState& s, Findings& out)
 
 } // namespace
 
+// Megatron-LM's OptimizerParamScheduler counts samples: train_step steps it by the global batch
+// size after every successful update (NVIDIA/Megatron-LM@d98e8a64 megatron/training/training.py
+// train_step; docs/layouts.md §1), and the loop adds the same batch to args.consumed_train_samples
+// on every iteration. num_steps can therefore never pass the samples consumed; it falls behind only
+// by updates skipped on an fp16 overflow.
+void megatronPosition(const TrainingState& s, Findings& out)
+{
+    const int64_t numSteps = s.scheduler->schedule.lastEpoch;
+    const StateField* consumed = findField(s.data, "args.consumed_train_samples");
+    const auto samples = consumed ? toNumber(consumed->value) : std::nullopt;
+    if (numSteps < 0 || !samples || static_cast<int64_t>(*samples) == numSteps)
+        return;
+    const StateField* gbs = findField(s.environment, "args.global_batch_size");
+    const auto batch = gbs ? toNumber(gbs->value) : std::nullopt;
+    const int64_t diff = numSteps - static_cast<int64_t>(*samples);
+    const std::string iterations = batch && *batch > 0 && diff % static_cast<int64_t>(*batch) == 0
+                                     ? " (" + std::to_string(std::llabs(diff) / static_cast<int64_t>(*batch)) + " iteration(s) of "
+                                           + gbs->value + " samples)"
+                                     : "";
+    const StateField* fp16 = findField(s.environment, "args.fp16");
+    const bool overflowsPossible = fp16 && (fp16->value == "True" || fp16->value == "true" || fp16->value == "1");
+    std::string message;
+    if (diff > 0)
+        message = "Megatron's scheduler is at num_steps " + std::to_string(numSteps) + " samples but only " + consumed->value
+                + " were consumed: it is " + std::to_string(diff) + " samples ahead" + iterations
+                + ", stepped for samples never trained, as a resume that steps it again after load_state_dict restored it does";
+    else
+        message = "Megatron's scheduler is at num_steps " + std::to_string(numSteps) + " samples, " + std::to_string(-diff)
+                + " behind the " + consumed->value + " samples consumed" + iterations;
+    Finding f = makeFinding("scheduler.position", message,
+        hintWithNext("num_steps counts samples and advances by the global batch size on every successful update, so it equals "
+                     "args.consumed_train_samples unless updates were skipped (story THUDM/slime#1546: the scheduler stepped "
+                     "twice on resume; recovery guide §2.3 on keeping the LR schedule aligned with the updates).", Component::Scaler));
+    if (diff < 0) {
+        f.severity = overflowsPossible ? Severity::Info : Severity::Warning;
+        f.assumes = "updates are skipped only on an fp16 overflow (then num_steps falls behind by the skipped batches)";
+    }
+    f.evidence.push_back(evidence("num_steps", std::to_string(numSteps), keyed(s.scheduler->from, "num_steps")));
+    f.evidence.push_back(evidence("args.consumed_train_samples", consumed->value, consumed->from));
+    if (gbs)
+        f.evidence.push_back(evidence("args.global_batch_size", gbs->value, gbs->from));
+    if (s.globalStep)
+        f.evidence.push_back(globalStepEvidence(s));
+    out.push_back(std::move(f));
+}
+
 void schedulerRules(const CheckpointFacts& c, Findings& out)
 {
     const TrainingState& s = c.state;
     missing(s, out);
     if (!s.scheduler)
         return;
+    if (s.scheduler->schedule.kind == "Megatron OptimizerParamScheduler") {
+        megatronPosition(s, out); // torch's scheduler conventions (last_epoch, _last_lr, initial_lr) do not apply
+        return;
+    }
     position(s, out);
     stepCount(s, out);
     lrFormula(s, out);

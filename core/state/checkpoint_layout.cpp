@@ -9,6 +9,7 @@
 #include <regex>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 namespace fs = std::filesystem;
 
@@ -88,6 +89,47 @@ std::string roleOfFile(const std::string& name, int& rank)
     return "other";
 }
 
+// Megatron-LM's legacy save (NVIDIA/Megatron-LM@d98e8a64 megatron/training/checkpointing.py
+// get_checkpoint_name): one folder per model-parallel position, mp_rank_{tp:02d} with PP = 1,
+// mp_rank_{tp:02d}_{pp:03d} with PP > 1 (and _{ep:03d} with expert parallelism), holding
+// model_optim_rng.pt, and distrib_optim.pt beside it under the distributed optimizer. Only
+// data-parallel rank 0 of each position writes; the tracker file names the iteration after all
+// have (docs/layouts.md §1).
+CheckpointLayout megatronLayout(CheckpointLayout out, std::vector<fs::path> rankDirs, const std::regex& mpRank)
+{
+    out.layout = Layout::Megatron;
+    std::sort(rankDirs.begin(), rankDirs.end());
+    std::error_code ec;
+    std::vector<std::string> missing;
+    for (const fs::path& dir : rankDirs) {
+        std::smatch m;
+        const std::string name = dir.filename().string();
+        std::regex_match(name, m, mpRank);
+        const int tp = std::stoi(m[1].str()), pp = m[2].matched ? std::stoi(m[2].str()) : 0;
+        bool model = false;
+        for (const auto& e : fs::directory_iterator(dir, fs::directory_options::skip_permission_denied, ec)) {
+            if (!e.is_regular_file(ec))
+                continue;
+            const std::string file = e.path().filename().string();
+            LayoutFile f{e.path().string(), file == "distrib_optim.pt" ? "optimizer" : (file == "model_optim_rng.pt" ? "state" : "other"), -1};
+            f.tp = tp;
+            f.pp = pp;
+            model = model || file == "model_optim_rng.pt";
+            out.files.push_back(std::move(f));
+        }
+        if (!model)
+            missing.push_back(name);
+    }
+    std::sort(out.files.begin(), out.files.end(), [](const LayoutFile& a, const LayoutFile& b) {
+        return std::tie(a.pp, a.tp, a.path) < std::tie(b.pp, b.tp, b.path);
+    });
+    if (!missing.empty()) {
+        out.complete = false;
+        out.incompleteReason = "no model_optim_rng.pt in " + missing.front() + (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more" : "");
+    }
+    return out;
+}
+
 } // namespace
 
 bool opensAsCheckpointFile(const LayoutFile& file)
@@ -110,6 +152,7 @@ const char* layoutName(Layout layout)
     case Layout::Accelerate: return "accelerate";
     case Layout::Dcp: return "dcp";
     case Layout::StateDict: return "state_dict";
+    case Layout::Megatron: return "megatron";
     case Layout::ModelExport: return "model_export";
     case Layout::Generic: return "generic";
     }
@@ -121,6 +164,7 @@ std::optional<int64_t> stepFromName(const std::string& name)
     static const std::regex patterns[] = {
         std::regex(R"(^checkpoint[-_](\d+)$)"),
         std::regex(R"(^global_step(\d+)$)"),
+        std::regex(R"(^iter_(\d+)$)"), // Megatron-LM's iter_{:07d}
         std::regex(R"(step[=_-]?(\d+))"),
         std::regex(R"(^checkpoint[-_](\d+)\.)"),
     };
@@ -157,10 +201,16 @@ CheckpointLayout detectLayout(const std::string& path)
     }
 
     std::vector<std::string> names;
+    std::vector<fs::path> rankDirs; // Megatron's mp_rank_TT[_PPP][_EEE]
+    static const std::regex mpRank(R"(^mp_rank_(\d{2})(?:_(\d{3}))?(?:_(\d{3}))?$)");
     for (const auto& e : fs::directory_iterator(path, fs::directory_options::skip_permission_denied, ec)) {
         if (e.is_regular_file(ec))
             names.push_back(e.path().filename().string());
+        else if (e.is_directory(ec) && std::regex_match(e.path().filename().string(), mpRank))
+            rankDirs.push_back(e.path());
     }
+    if (!rankDirs.empty())
+        return megatronLayout(std::move(out), rankDirs, mpRank);
     std::sort(names.begin(), names.end());
     auto has = [&](std::string_view n) { return std::find(names.begin(), names.end(), n) != names.end(); };
     auto any = [&](auto pred) { return std::any_of(names.begin(), names.end(), pred); };

@@ -64,11 +64,11 @@ void StateReader::mapByShape(const std::vector<std::string>& names)
             used.insert(pick);
         }
     }
+    // How sure the names are is said where the names are shown (the optimizer's name mapping), not
+    // as a load warning: nothing in the files is wrong, only the names of equal-shape parameters
+    // are uncertain (moment-shape checks stay exact: the shapes agree by construction).
     opt.nameMapping = std::string("by shape (the model file's key order is not the optimizer's)") +
-                      (ambiguous ? ", ambiguous among parameters of equal shape" : "");
-    if (ambiguous)
-        m_state.warnings.push_back("optimizer parameters were matched to model parameters by shape, and several parameters "
-                                   "share a shape: names of those may be swapped");
+                      (ambiguous ? ", ambiguous among parameters of equal shape: their names may be swapped" : "");
 }
 
 // torch numbers the parameters of optimizer.state_dict() consecutively across param_groups, in

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -209,9 +210,45 @@ bool markFromPointer(RunHistory& h, const fs::path& pointer)
     return true;
 }
 
+// Megatron-LM's tracker: rank 0 writes the iteration number (or "release") into
+// latest_checkpointed_iteration.txt after every rank has saved (checkpointing.py
+// get_checkpoint_tracker_filename, read_metadata); it names iter_{:07d}.
+bool markFromMegatronTracker(RunHistory& h, const fs::path& tracker)
+{
+    if (!fs::is_regular_file(tracker))
+        return false;
+    std::string text;
+    try {
+        text = readText(tracker);
+    } catch (const FormatError& e) {
+        h.warnings.push_back(tracker.string() + ": " + e.what() + "; the newest complete checkpoint is taken as latest");
+        return false;
+    }
+    std::string folder = text;
+    if (!text.empty() && text.size() < 12 && std::all_of(text.begin(), text.end(), ::isdigit)) {
+        char name[32];
+        std::snprintf(name, sizeof name, "iter_%07lld", std::stoll(text));
+        folder = name;
+    } else if (text != "release") {
+        h.warnings.push_back(tracker.string() + ": '" + text + "' is neither an iteration number nor 'release'");
+        return false;
+    }
+    const auto it = std::find_if(h.checkpoints.begin(), h.checkpoints.end(),
+                                 [&](const RunCheckpoint& c) { return fs::path(c.path).filename() == folder; });
+    h.latestFrom = "latest_checkpointed_iteration.txt";
+    if (it == h.checkpoints.end()) {
+        h.warnings.push_back("latest_checkpointed_iteration.txt names '" + folder + "', which is not a checkpoint of this run");
+        return true;
+    }
+    it->latest = true;
+    if (!it->complete)
+        h.warnings.push_back("the tracker names " + it->path + ", which is incomplete: " + it->incompleteReason);
+    return true;
+}
+
 void markLatest(RunHistory& h, const fs::path& dir)
 {
-    if (markFromPointer(h, dir / "latest"))
+    if (markFromPointer(h, dir / "latest") || markFromMegatronTracker(h, dir / "latest_checkpointed_iteration.txt"))
         return;
     // A model-only export (torchtitan's last step) is not a resume point; it is latest only in a
     // folder of exports.

@@ -50,6 +50,8 @@ private:
     void readRng(Opened& f);
     void readCounters(Opened& f);
     void readZero();
+    void readMegatron();
+    void readMegatronExtras(const std::string& path);
 
     // optimizer_name_mapping.cpp
     bool shapesAgree(const std::vector<std::string>& order, const std::vector<std::string>& names) const;

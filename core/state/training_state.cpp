@@ -27,6 +27,11 @@ void StateReader::read()
         settleGlobalStep();
         return;
     }
+    if (m_state.layout.layout == Layout::Megatron) {
+        readMegatron();
+        settleGlobalStep();
+        return;
+    }
     openFiles();
     readJsonSidecars();
     refineSingleFileLayout();

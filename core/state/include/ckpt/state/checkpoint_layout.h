@@ -20,6 +20,7 @@ enum class Layout : uint8_t {
     Accelerate,        // save_state folder: random_states_N.pkl, optimizer.bin, scheduler.bin...
     Dcp,               // torch.distributed.checkpoint: .metadata + __r_n.distcp
     StateDict,         // a file holding only a model state_dict
+    Megatron,          // Megatron-LM legacy: iter_NNNNNNN/mp_rank_TT[_PPP]/model_optim_rng.pt per tensor x pipeline rank
     ModelExport,       // a folder of model weights only (safetensors and JSON configs): torchtitan's last-step
                        // export, save_pretrained; a final artefact, not a point to resume training from
     Generic,           // anything else: parts are found by structure
@@ -35,6 +36,7 @@ struct LayoutFile {
                       // E), model_shard (a shard read through its safetensors index), model_index (a
                       // .bin index, which only maps names to its shards), other
     int rank = -1;
+    int tp = -1, pp = -1; // Megatron's tensor- and pipeline-parallel position, from mp_rank_TT[_PPP]
 };
 
 struct CheckpointLayout {

@@ -41,9 +41,13 @@ struct StateField {
 struct ParameterEntry {
     std::string name;
     std::string dtype;
-    std::vector<int64_t> shape;
+    std::vector<int64_t> shape; // the whole parameter's (tensor-parallel shards joined)
     int64_t numel = 0;
-    Provenance from;
+    Provenance from;            // where it is stored; with pieces, the first of them
+    /// Tensor-parallel shards (Megatron-LM): each rank's piece in rank order, joined along
+    /// splitDim (-1: replicated copies). Empty when the parameter is stored whole.
+    std::vector<Provenance> pieces;
+    int splitDim = -1;
 };
 
 struct ModelPart {
@@ -73,6 +77,9 @@ struct ParamState {
     /// fragment's shape [numel].
     int rank = -1;
     std::optional<int64_t> fragmentStart, fragmentNumel;
+    /// The shape of the parameter's shard this entry updates, when it is one rank's piece of a
+    /// tensor-parallel parameter (Megatron-LM): its moments have that shape, not the whole one.
+    std::optional<std::vector<int64_t>> shardShape;
     /// The optimizer's own fp32 copy of the parameter's values, when it keeps one apart from the
     /// module's (ZeRO's single_partition_of_fp32_groups next to the fp16/bf16 module).
     std::optional<Provenance> master;

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// Issue 15, points 2-4: the layouts large-model teams use, in runs that follow the frameworks' own
+// save code (tests/fixtures/make_layout_runs.py, docs/layouts.md): each read with the right steps,
+// parts and merged tensors, clean runs quiet, and the stories their files reveal caught.
+#include "test_support.h"
+
+#include "ckpt/state/run_discovery.h"
+
+#include <QTest>
+
+using namespace testsupport;
+using nlohmann::json;
+
+namespace {
+
+std::string run(const std::string& name) { return std::string(CKPT_TESTDATA_DIR) + "/layout_runs/" + name; }
+QString qrun(const std::string& name) { return QString::fromStdString(run(name)); }
+
+json ckptJson(const QStringList& args)
+{
+    const CkptRun r = runCkpt(args);
+    if (r.code != 0 && r.code != 1)
+        qWarning("ckpt %s: %s", qPrintable(args.join(' ')), r.err.constData());
+    return json::parse(r.out.toStdString());
+}
+
+const json* parameter(const json& state, const std::string& name)
+{
+    for (const auto& p : state["model"]["parameters"]) {
+        if (p["name"] == name)
+            return &p;
+    }
+    return nullptr;
+}
+
+} // namespace
+
+class TestLayoutRuns : public QObject {
+    Q_OBJECT
+private slots:
+    // Megatron-LM legacy, TP 2 x PP 2: iter_NNNNNNN folders ordered by iteration, latest from the tracker.
+    void megatronRun()
+    {
+        const auto runs = ckpt::discoverRuns(run("megatron-tp2-pp2"));
+        QCOMPARE(runs.size(), std::size_t(1));
+        const auto& cs = runs.front().history.checkpoints;
+        QCOMPARE(cs.size(), std::size_t(3));
+        for (std::size_t i = 0; i < cs.size(); ++i) {
+            QCOMPARE(cs[i].layout, ckpt::Layout::Megatron);
+            QCOMPARE(cs[i].step, std::optional<int64_t>(10 * static_cast<int64_t>(i + 1)));
+        }
+        QVERIFY(cs.back().latest);
+        QCOMPARE(QString::fromStdString(runs.front().history.latestFrom), QStringLiteral("latest_checkpointed_iteration.txt"));
+    }
+
+    // One W from four files: layers renumbered from each stage's local index, tensor-parallel shards
+    // joined along their split dimension; O keeps every rank's entries with their shard's shape.
+    void megatronMergedState()
+    {
+        const json s = ckptJson({QStringLiteral("show"), qrun("megatron-tp2-pp2/iter_0000020"), QStringLiteral("--json")});
+        QVERIFY(s["layout"] == json("megatron"));
+        QVERIFY(s["progress"]["global_step"] == json(20) || s["global_step"] == json(20) || s.dump().find("\"iteration\"") != std::string::npos);
+        // 4 layers x 12 tensors + word and position embeddings, final layernorm (2), output layer
+        QCOMPARE(s["model"]["parameters"].size(), std::size_t(53));
+        const struct { const char* name; std::vector<int64_t> shape; } expected[] = {
+            {"embedding.word_embeddings.weight", {32, 8}},                 // vocab-parallel rows joined
+            {"decoder.layers.3.self_attention.linear_proj.weight", {8, 8}}, // row-parallel: columns joined; stage 1's layer 1
+            {"decoder.layers.2.mlp.linear_fc1.weight", {16, 8}},          // column-parallel: rows joined
+            {"decoder.layers.0.self_attention.linear_proj.bias", {8}},    // replicated
+            {"output_layer.weight", {32, 8}},
+        };
+        for (const auto& e : expected) {
+            const json* p = parameter(s, e.name);
+            QVERIFY2(p, e.name);
+            QVERIFY2((*p)["shape"] == json(e.shape), (std::string(e.name) + " " + (*p)["shape"].dump()).c_str());
+        }
+        QVERIFY2(!parameter(s, "decoder.layers.4.self_attention.linear_proj.bias"), "layer indices past num_layers");
+        std::size_t entries = 0;
+        for (const auto& ps : s["optimizer"]["param_state"])
+            entries += ps["name"].is_string();
+        QVERIFY2(entries > 53, "every rank's optimizer entries, named");
+    }
+
+    // Clean Megatron runs are quiet; the LR scheduler stepped twice on resume is an error naming it.
+    void megatronFindings()
+    {
+        const CkptRun clean = runCkpt({QStringLiteral("check"), qrun("megatron-tp2-pp2")});
+        QVERIFY2(clean.code == 0, clean.out.constData());
+        const json twice = ckptJson({QStringLiteral("check"), qrun("megatron-sched-twice"), QStringLiteral("--json")});
+        bool found = false;
+        for (const auto& f : twice["findings"]) {
+            if (f["severity"] != "info")
+                QVERIFY2(f["rule"] == "scheduler.position", f.dump().c_str());
+            if (f["rule"] != "scheduler.position")
+                continue;
+            found = true;
+            QVERIFY(f["severity"] == json("error"));
+            QVERIFY(f["component"] == json("scheduler"));
+            QVERIFY(f["checkpoints"][0].get<std::string>().ends_with("iter_0000030"));
+            QVERIFY2(f["message"].get<std::string>().find("num_steps 400 samples but only 240 were consumed") != std::string::npos,
+                     f["message"].get<std::string>().c_str());
+        }
+        QVERIFY2(found, "story THUDM/slime#1546 (scheduler stepped twice on resume) not caught");
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLayoutRuns)
+#include "tst_layout_runs.moc"
