@@ -13,14 +13,7 @@
 namespace ckpt::rules {
 namespace {
 
-bool isBufferLike(const ParameterEntry& p)
-{
-    for (const char* suffix : {"running_mean", "running_var", "num_batches_tracked"}) {
-        if (p.name.ends_with(suffix))
-            return true;
-    }
-    return !(p.dtype.starts_with("float") || p.dtype.starts_with("bfloat") || p.dtype.starts_with("complex"));
-}
+bool isBufferLike(const ParameterEntry& p) { return !isOptimizedParameter(p); }
 
 bool keepsState(const OptimizerPart& o)
 {

@@ -165,6 +165,8 @@ std::optional<int64_t> stepFromName(const std::string& name)
         std::regex(R"(^checkpoint[-_](\d+)$)"),
         std::regex(R"(^global_step(\d+)$)"),
         std::regex(R"(^iter_(\d+)$)"), // Megatron-LM's iter_{:07d}
+        std::regex(R"(^checkpoint_\d+_(\d+)\.pt$)"), // fairseq's checkpoint_{epoch}_{updates}.pt
+        std::regex(R"((?:^|-)ba(\d+)(?:-|\.))"),   // Composer's ep{E}-ba{B}-rank{R}.pt: B batches
         std::regex(R"(step[=_-]?(\d+))"),
         std::regex(R"(^checkpoint[-_](\d+)\.)"),
     };

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <regex>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -22,9 +23,54 @@ namespace {
 constexpr int kMaxDepth = 3;
 constexpr std::size_t kMaxCheckpoints = 100000;
 
+// Single-file checkpoints by their writers' names: Lightning's .ckpt, files named by step, fairseq's
+// checkpoint{E}.pt, checkpoint_{E}_{U}.pt, checkpoint_last.pt and checkpoint_best.pt
+// (facebookresearch/fairseq@3d262bb2 fairseq/checkpoint_utils.py save_checkpoint), Composer's
+// ep{E}-ba{B}-rank{R}.pt and its latest-rank{R}.pt link (mosaicml/composer@64051888
+// composer/utils/checkpoint.py).
 bool isCheckpointFileName(const std::string& name)
 {
-    return name.ends_with(".ckpt") || (stepFromName(name) && (name.ends_with(".pt") || name.ends_with(".pth")));
+    static const std::regex frameworks(R"(^(checkpoint\d+|checkpoint_\d+_\d+|checkpoint_last|checkpoint_best|ep\d+-ba\d+(-rank\d+)?|latest-rank\d+)\.pt$)");
+    return name.ends_with(".ckpt") || std::regex_match(name, frameworks)
+        || (stepFromName(name) && (name.ends_with(".pt") || name.ends_with(".pth")));
+}
+
+// fairseq copies its newest save to checkpoint_last.pt (and the best to checkpoint_best.pt), and
+// Composer links latest-rank0.pt to its newest file: marks on a checkpoint already listed, not
+// checkpoints of their own. A copy whose original was deleted (keep_last_epochs) stays.
+void foldCopies(RunHistory& h)
+{
+    std::error_code ec;
+    std::vector<RunCheckpoint> kept;
+    std::vector<std::pair<RunCheckpoint, bool>> marks; // (copy, is best)
+    for (auto& c : h.checkpoints) {
+        const std::string name = fs::path(c.path).filename().string();
+        const bool link = fs::is_symlink(c.path, ec);
+        if (name == "checkpoint_last.pt" || name == "checkpoint_best.pt" || link)
+            marks.push_back({c, name == "checkpoint_best.pt"});
+        else
+            kept.push_back(c);
+    }
+    for (auto& [copy, best] : marks) {
+        const auto size = fs::file_size(copy.path, ec);
+        const auto same = std::find_if(kept.begin(), kept.end(), [&](const RunCheckpoint& k) {
+            if (fs::is_symlink(copy.path, ec))
+                return fs::equivalent(k.path, copy.path, ec);
+            return k.step && copy.step && *k.step == *copy.step && fs::file_size(k.path, ec) == size;
+        });
+        if (same == kept.end()) {
+            kept.push_back(copy);
+            continue;
+        }
+        if (best) {
+            same->best = true;
+            h.bestFrom = fs::path(copy.path).filename().string() + " (a copy of it)";
+        } else {
+            same->latest = true;
+            h.latestFrom = fs::path(copy.path).filename().string() + (fs::is_symlink(copy.path, ec) ? " (a link to it)" : " (a copy of it)");
+        }
+    }
+    h.checkpoints = std::move(kept);
 }
 
 
@@ -165,6 +211,17 @@ std::optional<int64_t> stepFromContent(const RunCheckpoint& c)
             }
         }
     }
+    // torchtune's epoch_N/recipe_state.pt: steps_run, the optimizer steps taken (torchtune@bd2a0fc7
+    // recipes/full_finetune_single_device.py save_checkpoint); absent from the final epoch's folder.
+    if (const fs::path recipe = p / "recipe_state.pt"; fs::is_regular_file(recipe)) {
+        try {
+            auto opened = CheckpointFile::open(recipe.string());
+            const NodeId n = opened->graph().get(opened->root(), "steps_run");
+            if (n != kNoNode && opened->graph()[n].kind == Kind::Int)
+                return opened->graph()[n].i;
+        } catch (const std::exception&) {
+        }
+    }
     // A single file's own global_step. accelerate records none: the "step" of random_states_<i>.pkl
     // is Accelerator.step, reset at every dataloader end (docs/conventions.md §2).
     if (c.layout == Layout::Accelerate)
@@ -172,9 +229,23 @@ std::optional<int64_t> stepFromContent(const RunCheckpoint& c)
     if (fs::is_regular_file(p)) {
         try {
             auto opened = CheckpointFile::open(p.string());
-            const NodeId n = opened->graph().get(opened->root(), "global_step");
-            if (n != kNoNode && opened->graph()[n].kind == Kind::Int)
-                return opened->graph()[n].i;
+            const ValueGraph& g = opened->graph();
+            const NodeId root = opened->root();
+            auto integer = [&](NodeId n) -> std::optional<int64_t> {
+                if (n != kNoNode && g.valid(n) && g[n].kind == Kind::Int)
+                    return g[n].i;
+                return std::nullopt;
+            };
+            if (auto v = integer(g.get(root, "global_step")))
+                return v;
+            // fairseq: optimizer_history[-1].num_updates; Composer: state.timestamp.Timestamp.batch
+            // (state_reader_parts.cpp readFrameworkCounters reads them for the state too).
+            if (const NodeId hist = g.get(root, "optimizer_history"); g.valid(hist) && g[hist].kind == Kind::List && !g[hist].items.empty()) {
+                if (auto v = integer(g.get(g[hist].items.back(), "num_updates")))
+                    return v;
+            }
+            if (auto v = integer(g.get(g.get(g.get(g.get(root, "state"), "timestamp"), "Timestamp"), "batch")))
+                return v;
         } catch (const std::exception&) {
         }
     }
@@ -342,11 +413,13 @@ bool isCheckpointFolder(const std::string& dir, const CheckpointLayout& layout, 
     // Inside a run, a folder of weights is a checkpoint (torchtitan's last-step export) only when its
     // name carries a step; otherwise it is a model folder kept beside the run (examples,
     // save_pretrained copies). Opened by itself, it is the one checkpoint the user asked for.
+    const std::string base = fs::path(dir).filename().string();
+    const bool epochFolder = base.starts_with("epoch_") && base.size() > 6 && std::all_of(base.begin() + 6, base.end(), ::isdigit);
     if (layout.layout == Layout::ModelExport)
-        return standalone || layout.stepFromName.has_value();
+        return standalone || layout.stepFromName.has_value() || epochFolder; // torchtune's final epoch_N
     if (layout.layout != Layout::Generic)
         return true;
-    if (!stepFromName(fs::path(dir).filename().string()))
+    if (!stepFromName(base) && !epochFolder)
         return false;
     return std::any_of(layout.files.begin(), layout.files.end(), [](const LayoutFile& f) { return f.role != "other"; });
 }
@@ -359,6 +432,12 @@ RunHistory readRunHistory(const std::string& dir)
     h.path = dir;
     collect(h, dir, 0);
     for (auto& c : h.checkpoints) {
+        // torchtune saves epoch_{N}/ folders (torchtune@bd2a0fc7 training/checkpointing/_checkpointer.py):
+        // ordered by N when no step is recorded.
+        const std::string folder = fs::path(c.path).filename().string();
+        if (folder.starts_with("epoch_") && folder.size() > 6 && folder.size() < 16
+            && std::all_of(folder.begin() + 6, folder.end(), ::isdigit))
+            c.saveIndex = std::stoll(folder.substr(6));
         if (!c.step)
             c.step = stepFromContent(c);
         const std::string name = fs::path(c.path).filename().string();
@@ -369,12 +448,17 @@ RunHistory readRunHistory(const std::string& dir)
         }
     }
     std::stable_sort(h.checkpoints.begin(), h.checkpoints.end(), [](const RunCheckpoint& a, const RunCheckpoint& b) {
-        if (a.step || b.step)
-            return a.step.value_or(-1) < b.step.value_or(-1);
-        return a.saveIndex.value_or(-1) < b.saveIndex.value_or(-1);
+        if (a.step && b.step)
+            return *a.step < *b.step;
+        if (a.saveIndex && b.saveIndex) // accelerate's checkpoint_<i>, torchtune's epoch_<N>: one lacks a step
+            return *a.saveIndex < *b.saveIndex;
+        return a.step.value_or(-1) < b.step.value_or(-1);
     });
-    markLatest(h, dir);
-    markBest(h);
+    foldCopies(h);
+    if (std::none_of(h.checkpoints.begin(), h.checkpoints.end(), [](const RunCheckpoint& c) { return c.latest; }))
+        markLatest(h, dir);
+    if (std::none_of(h.checkpoints.begin(), h.checkpoints.end(), [](const RunCheckpoint& c) { return c.best; }))
+        markBest(h);
     for (auto& [name, points] : h.series)
         std::stable_sort(points.begin(), points.end());
     return h;

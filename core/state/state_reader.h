@@ -49,6 +49,7 @@ private:
     void readScaler(Opened& f);
     void readRng(Opened& f);
     void readCounters(Opened& f);
+    void readFrameworkCounters(Opened& f);
     void readZero();
     void readMegatron();
     void readMegatronExtras(const std::string& path);

@@ -10,7 +10,9 @@
 #include "zero_optimizer.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 namespace ckpt::detail {
 
@@ -43,13 +45,21 @@ void StateReader::readModel(Opened& f)
         model.from = {f.info.path, found.key};
     const FileFormat format = f.file->format();
     model.sortedNames = model.sortedNames || format == FileFormat::Safetensors || format == FileFormat::SafetensorsIndex;
+    // A tied parameter is saved under each of its names, pointing at one storage view.
+    std::map<std::tuple<int32_t, int64_t, std::vector<int64_t>, std::vector<int64_t>>, std::string> views;
     for (const auto& [name, value] : dictItems(g, found.node)) {
         if (g[value].kind != Kind::Tensor)
             continue;
         const TensorInfo& t = f.file->tensors()[g[value].ref];
         KeyPath key = found.key;
         key.push_back(name);
-        model.parameters.push_back({name, t.dtypeName, t.shape, t.numel(), {f.info.path, key}});
+        ParameterEntry p{name, t.dtypeName, t.shape, t.numel(), {f.info.path, key}};
+        if (t.storage >= 0 && t.numel() > 0) {
+            const auto [it, fresh] = views.try_emplace({t.storage, t.storageOffset, t.shape, t.stride}, name);
+            if (!fresh)
+                p.tiedTo = it->second;
+        }
+        model.parameters.push_back(std::move(p));
     }
     m_state.model = std::move(model);
 }
@@ -273,6 +283,7 @@ void StateReader::readCounters(Opened& f)
             field(data ? m_state.data : m_state.progress, "fit_loop/" + name, simpleText(*f.file, v.node), {f.info.path, key});
         });
     }
+    readFrameworkCounters(f);
     // training_args.bin (a TrainingArguments object) and Lightning hyper_parameters carry the config.
     const Node& r = g[root];
     if (r.kind == Kind::Object && isDict(g, r.state) && f.info.role == "training_args") {
@@ -284,6 +295,61 @@ void StateReader::readCounters(Opened& f)
             if (wanted.contains(k))
                 field(m_state.environment, k, simpleText(*f.file, v), {f.info.path, {k}});
         }
+    }
+}
+
+// Counters that fairseq and Composer keep below the top level (docs/layouts.md §2, §3).
+void StateReader::readFrameworkCounters(Opened& f)
+{
+    const ValueGraph& g = f.file->graph();
+    const NodeId root = f.file->root();
+    // fairseq (facebookresearch/fairseq@3d262bb2 fairseq/trainer.py state_dict): optimizer_history
+    // gains one entry per save, the last is current; its num_updates counts optimizer updates (the
+    // global step, the N of checkpoint_E_N.pt). extra_state.train_iterator is the
+    // EpochBatchIterator's {epoch (1-based, already the next one at an end-of-epoch save),
+    // iterations_in_epoch (batches drawn, updates x update_freq)}.
+    if (const NodeId history = g.get(root, "optimizer_history"); g.valid(history) && g[history].kind == Kind::List && !g[history].items.empty()) {
+        const int64_t last = static_cast<int64_t>(g[history].items.size()) - 1;
+        if (const NodeId n = g.get(g[history].items.back(), "num_updates"); n != kNoNode)
+            field(m_state.progress, "num_updates", simpleText(*f.file, n), {f.info.path, {std::string("optimizer_history"), last, std::string("num_updates")}});
+        // share_decoder_input_output_embed / share_all_embeddings: the decoder's output projection is
+        // its embed_tokens parameter (fairseq/models/transformer/transformer_decoder.py
+        // build_output_projection), one parameter to the optimizer. The file need not show the tie:
+        // trainer.py state_dict moves tensors to the CPU one by one (utils.move_to_cpu), which copies
+        // each from a GPU.
+        const NodeId modelCfg = g.get(g.get(root, "cfg"), "model");
+        auto flag = [&](const char* k) { return simpleText(*f.file, g.get(modelCfg, k)) == "True"; };
+        if (m_state.model && (flag("share_decoder_input_output_embed") || flag("share_all_embeddings"))) {
+            for (auto& p : m_state.model->parameters) {
+                if (!p.name.ends_with("output_projection.weight") || !p.tiedTo.empty())
+                    continue;
+                const std::string embed = p.name.substr(0, p.name.size() - std::string("output_projection.weight").size()) + "embed_tokens.weight";
+                for (const auto& q : m_state.model->parameters) {
+                    if (q.name == embed && q.shape == p.shape)
+                        p.tiedTo = embed;
+                }
+            }
+        }
+        const NodeId iterator = g.get(g.get(root, "extra_state"), "train_iterator");
+        for (const auto& [k, v] : dictItems(g, iterator)) {
+            if (k != "version")
+                field(m_state.data, "train_iterator." + k, simpleText(*f.file, v),
+                      {f.info.path, {std::string("extra_state"), std::string("train_iterator"), k}});
+        }
+    }
+    // Composer (mosaicml/composer@64051888 composer/core/state.py State.state_dict, time.py
+    // Timestamp.state_dict): state.timestamp.Timestamp counts batch (optimizer steps, the ba of
+    // ep{E}-ba{B}-rank{R}.pt), epoch, sample, token, and the position within the epoch.
+    const NodeId timestamp = g.get(g.get(g.get(root, "state"), "timestamp"), "Timestamp");
+    for (const auto& [k, v] : dictItems(g, timestamp)) {
+        const Node& n = g[v];
+        if (n.kind != Kind::Int)
+            continue; // the wall-clock timedeltas
+        const Provenance from{f.info.path, {std::string("state"), std::string("timestamp"), std::string("Timestamp"), k}};
+        if (k.ends_with("_in_epoch"))
+            field(m_state.data, "timestamp." + k, simpleText(*f.file, v), from);
+        else
+            field(m_state.progress, "timestamp." + k, simpleText(*f.file, v), from);
     }
 }
 

@@ -52,14 +52,7 @@ bool isScalerDict(const ValueGraph& g, NodeId id)
     return isDict(g, id) && g.get(id, "scale") != kNoNode && g.get(id, "growth_factor") != kNoNode;
 }
 
-bool looksLikeBuffer(const ParameterEntry& p)
-{
-    for (const char* suffix : {"running_mean", "running_var", "num_batches_tracked"}) {
-        if (p.name.ends_with(suffix))
-            return true;
-    }
-    return p.dtype.starts_with("int") || p.dtype == "bool" || p.dtype.starts_with("uint");
-}
+bool looksLikeBuffer(const ParameterEntry& p) { return !isOptimizedParameter(p); }
 
 std::string inferOptimizerType(const std::set<std::string>& stateKeys, const std::set<std::string>& groupKeys)
 {
@@ -86,7 +79,7 @@ std::string inferOptimizerType(const std::set<std::string>& stateKeys, const std
 
 // Which part a counter belongs to, by its key: C (progress), D (data cursor) or E (environment).
 const std::set<std::string> kProgressKeys = {"global_step", "global_steps", "step", "iteration", "iter", "epoch",
-                                             "micro_step", "skipped_steps", "global_samples",
+                                             "micro_step", "skipped_steps", "global_samples", "steps_run", "epochs_run", "total_epochs",
                                              "consumed_samples", "gradient_accumulation_steps"};
 const std::set<std::string> kDataKeys = {"batch_pos", "data_seed", "position", "cursor", "sampler_seed",
                                          "consumed_train_samples", "data_sampler", "sampler"};
@@ -124,6 +117,19 @@ NodeId copyValue(const ValueGraph& from, NodeId id, ValueGraph& to, int depth)
     default:
         return to.addText(Kind::Invalid, "not copied: a " + std::string(kindName(n.kind)));
     }
+}
+
+bool isOptimizedParameter(const ParameterEntry& p)
+{
+    if (!p.tiedTo.empty())
+        return false;
+    // BatchNorm's running statistics; fairseq's `version` buffer (a float tensor, register_buffer in
+    // fairseq/models/transformer/transformer_decoder.py).
+    for (const char* suffix : {"running_mean", "running_var", "num_batches_tracked", ".version"}) {
+        if (p.name.ends_with(suffix))
+            return false;
+    }
+    return p.dtype.starts_with("float") || p.dtype.starts_with("bfloat") || p.dtype.starts_with("complex");
 }
 
 } // namespace ckpt

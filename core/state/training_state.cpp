@@ -192,7 +192,9 @@ void StateReader::settleGlobalStep()
 {
     // torchtitan keeps its train step in train_state (torchtitan@970fbddb trainer.py state_dict:
     // {"step", "ntokens_seen"}), the last completed step, as N in step-N.
-    for (const char* name : {"global_step", "global_steps", "step", "iteration", "iter", "train_state.step"}) {
+    // fairseq's optimizer_history[-1].num_updates and Composer's Timestamp batch count optimizer
+    // updates too (readFrameworkCounters).
+    for (const char* name : {"global_step", "global_steps", "step", "iteration", "iter", "train_state.step", "num_updates", "timestamp.batch", "steps_run"}) {
         if (const StateField* f = m_state.progressField(name)) {
             try {
                 m_state.globalStep = std::stoll(f->value);

@@ -8,6 +8,8 @@
 
 #include <QTest>
 
+#include <filesystem>
+
 using namespace testsupport;
 using nlohmann::json;
 
@@ -101,6 +103,55 @@ private slots:
                      f["message"].get<std::string>().c_str());
         }
         QVERIFY2(found, "story THUDM/slime#1546 (scheduler stepped twice on resume) not caught");
+    }
+
+    // fairseq: checkpoint_{E}_{U}.pt by updates, checkpoint{E}.pt by the num_updates it records;
+    // checkpoint_last.pt and checkpoint_best.pt are copies, folded into marks on the one they copy.
+    // Composer: ep{E}-ba{B}-rank0.pt by B, latest-rank0.pt a link. torchtune: epoch_N folders.
+    void singleFileRuns_data()
+    {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QStringList>("expected"); // "name step [latest] [best]"
+        QTest::newRow("fairseq") << qrun("fairseq")
+                                 << QStringList{"checkpoint_1_20.pt 20", "checkpoint1.pt 30", "checkpoint_2_40.pt 40",
+                                                "checkpoint2.pt 60 latest best"};
+        QTest::newRow("composer") << qrun("composer")
+                                  << QStringList{"ep1-ba4-rank0.pt 4", "ep2-ba8-rank0.pt 8", "ep3-ba12-rank0.pt 12 latest"};
+        QTest::newRow("torchtune") << qrun("torchtune") << QStringList{"epoch_0 4", "epoch_1 ?"};
+    }
+    void singleFileRuns()
+    {
+        QFETCH(QString, path);
+        QFETCH(QStringList, expected);
+        const auto runs = ckpt::discoverRuns(path.toStdString());
+        QCOMPARE(runs.size(), std::size_t(1));
+        QStringList actual;
+        for (const auto& c : runs.front().history.checkpoints) {
+            const auto step = c.step;
+            QString line = QString::fromStdString(std::filesystem::path(c.path).filename().string()) + " "
+                         + (step ? QString::number(*step) : QStringLiteral("?"));
+            if (c.latest && QTest::currentDataTag() != QByteArray("torchtune"))
+                line += QStringLiteral(" latest");
+            if (c.best)
+                line += QStringLiteral(" best");
+            actual << line;
+        }
+        QCOMPARE(actual, expected);
+        const CkptRun check = runCkpt({QStringLiteral("check"), path});
+        QVERIFY2(check.code == 0, check.out.constData());
+    }
+
+    // The counters these writers keep below the top level are the global step and the data cursor.
+    void frameworkCounters()
+    {
+        const json fairseq = ckptJson({QStringLiteral("show"), qrun("fairseq/checkpoints/checkpoint_2_40.pt"), QStringLiteral("--json")});
+        QVERIFY(fairseq["progress"]["global_step"] == json(40));
+        QVERIFY2(fairseq["data"]["train_iterator.iterations_in_epoch"] == json(10), fairseq["data"].dump().c_str());
+        QVERIFY2(fairseq["optimizer"]["name_mapping"].get<std::string>().starts_with("by order"),
+                 "the tied output projection is one parameter (share_decoder_input_output_embed)");
+        const json composer = ckptJson({QStringLiteral("show"), qrun("composer/ep2-ba8-rank0.pt"), QStringLiteral("--json")});
+        QVERIFY(composer["progress"]["global_step"] == json(8));
+        QVERIFY(composer["progress"]["timestamp.sample"] == json(64));
     }
 };
 

@@ -48,7 +48,15 @@ struct ParameterEntry {
     /// splitDim (-1: replicated copies). Empty when the parameter is stored whole.
     std::vector<Provenance> pieces;
     int splitDim = -1;
+    /// The earlier name this entry shares its tensor with (tied embeddings: fairseq's
+    /// output_projection, lm_head tied to embed_tokens); named_parameters() lists it once.
+    std::string tiedTo;
 };
+
+/// Whether the optimizer would hold this entry of W: floating point, not a known buffer (BatchNorm
+/// statistics, fairseq's `version`), not the second name of a tied parameter. The state model's
+/// name mapping and the optimizer rules count parameters with it.
+bool isOptimizedParameter(const ParameterEntry& p);
 
 struct ModelPart {
     std::vector<ParameterEntry> parameters; // parameters and buffers, in the file's order
