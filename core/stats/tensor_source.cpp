@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <unordered_map>
 
 namespace ckpt {
 namespace {
@@ -73,6 +74,9 @@ std::vector<std::pair<TensorPiece, TensorPiece>> pairPieces(const ResolvedTensor
 
 struct TensorSource::Impl {
     std::map<std::string, std::unique_ptr<CheckpointFile>> files;
+    // Per file, its tensors by printed key path ("0" for the integer key 0 too), built on the first
+    // lookup: the rules ask for every tensor of a 90k-tensor set one by one.
+    std::map<std::string, std::unordered_map<std::string, uint32_t>> byKey;
     std::map<std::string, std::unique_ptr<DcpCheckpoint>> dcps;      // by folder
     std::map<std::string, std::unique_ptr<CheckpointFile>> chunks;   // by folder, file and byte offset
 };
@@ -91,17 +95,15 @@ const CheckpointFile& TensorSource::file(const std::string& path)
 const TensorInfo* TensorSource::find(const std::string& path, const KeyPath& key)
 {
     const CheckpointFile& f = file(path);
-    for (const auto& e : f.tensorEntries()) {
-        if (e.key == key)
-            return &f.tensors()[e.tensor];
+    auto [index, fresh] = m->byKey.try_emplace(path);
+    if (fresh) {
+        index->second.reserve(f.tensorEntries().size());
+        for (const auto& e : f.tensorEntries())
+            index->second.emplace(formatKeyPath(e.key), e.tensor); // the first entry of a key wins
     }
-    // Provenances may spell an integer dict key as text ("0" for 0): match the printed path.
-    const std::string printed = formatKeyPath(key);
-    for (const auto& e : f.tensorEntries()) {
-        if (formatKeyPath(e.key) == printed)
-            return &f.tensors()[e.tensor];
-    }
-    return nullptr;
+    // Provenances may spell an integer dict key as text ("0" for 0): the printed path matches both.
+    const auto it = index->second.find(formatKeyPath(key));
+    return it == index->second.end() ? nullptr : &f.tensors()[it->second];
 }
 
 const DcpCheckpoint& TensorSource::dcp(const std::string& metadataFile)
