@@ -2,7 +2,10 @@
 // checkpoint-inspector [PATH...] [--tab NAME] [--compare A B] [--screenshot FILE] [--palette system|light|dark]
 #include "checkpoint_inspector_version.h"
 
+#include "ui/errorpanel.h"
 #include "ui/mainwindow.h"
+#include "ui/models/runbrowsermodel.h"
+#include "ui/runbrowser.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -159,16 +162,39 @@ int main(int argc, char** argv)
             if (quiet < 2 && clock->elapsed() < 60000)
                 return;
             poll->stop();
+            const bool timedOut = window.isBusy();
             delete clock;
-            if (!comparePair.isEmpty() && !window.compareByPath(comparePair[0], comparePair[1]))
+            // The picture is saved whatever happened (it shows what went wrong), but the exit code
+            // and the summary line say it, so a test of the shot can fail (issue 21, point 3).
+            int rc = 0;
+            if (timedOut) {
+                std::fprintf(stderr, "checkpoint-inspector: still loading after 60 s; the screenshot shows a partial window\n");
+                rc = 3;
+            }
+            if (!comparePair.isEmpty() && !window.compareByPath(comparePair[0], comparePair[1])) {
                 std::fprintf(stderr, "checkpoint-inspector: --compare: %s or %s is not a checkpoint that could be opened\n",
                              qPrintable(comparePair[0]), qPrintable(comparePair[1]));
+                rc = 3;
+            }
+            const int failed = window.runBrowser()->errors()->count();
+            if (failed) {
+                std::fprintf(stderr, "checkpoint-inspector: %d path(s) could not be opened (listed in the window)\n", failed);
+                rc = 3;
+            }
             if (!window.grab().save(file, "PNG")) {
                 std::fprintf(stderr, "checkpoint-inspector: cannot write %s\n", qPrintable(file));
                 QCoreApplication::exit(1);
                 return;
             }
-            QCoreApplication::exit(0);
+            // What the window held at the moment of the shot, for the tests to check.
+            int checkpoints = 0;
+            for (const RunDataPtr& run : window.runModel()->runs())
+                checkpoints += static_cast<int>(run->checkpoints.size());
+            std::printf("screenshot %s: %d run(s), %d checkpoint(s), %d unopened, %s view\n", qPrintable(file),
+                        static_cast<int>(window.runModel()->runs().size()), checkpoints, failed,
+                        window.mode() == MainWindow::Mode::Compare ? "compare" : "inspect");
+            std::fflush(stdout);
+            QCoreApplication::exit(rc);
         });
         poll->start(100);
     }
