@@ -21,6 +21,7 @@ run)
     exec build/bin/checkpoint-inspector sample_runs/ddp4-mlp sample_runs
     ;;
 test)
+    ctest --preset release -R '^corpus\.status$' -V | grep '^[0-9]*: corpus:' || true # the corpus tests run or skip: say which
     exec ctest --preset release
     ;;
 asan)

@@ -17,7 +17,11 @@ std::string hostileDir() { return std::string(CKPT_TESTDATA_DIR) + "/hostile"; }
 
 std::string corpusDir()
 {
-    const char* env = std::getenv("CKPT_CORPUS_DIR");
+    // $CKPT_CORPUS at test time (tests/CMakeLists.txt corpus.status), the older $CKPT_CORPUS_DIR, or
+    // the configured CKPT_CORPUS_DIR.
+    const char* env = std::getenv("CKPT_CORPUS");
+    if (!env || !*env)
+        env = std::getenv("CKPT_CORPUS_DIR");
     const std::string dir = env && *env ? env : CKPT_DEFAULT_CORPUS_DIR;
     return std::filesystem::is_directory(dir) ? dir : std::string();
 }

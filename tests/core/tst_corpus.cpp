@@ -60,7 +60,7 @@ private slots:
         QTest::addColumn<QString>("notes");
         const std::string dir = corpusDir();
         if (dir.empty())
-            QSKIP("../shared/corpus is not present (set CKPT_CORPUS_DIR)");
+            QSKIP("../shared/corpus is not present (set CKPT_CORPUS)");
         const auto rows = readIndex(dir);
         QVERIFY(rows.size() > 200);
         for (const auto& r : rows)

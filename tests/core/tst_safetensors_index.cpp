@@ -60,7 +60,7 @@ void TestSafetensorsIndex::corpus_data()
 
     const QString root = corpusDir();
     if (root.isEmpty() || !QDir(root).exists())
-        QSKIP(qPrintable(QStringLiteral("no corpus at '%1' (set CKPT_CORPUS_DIR)").arg(root)));
+        QSKIP(qPrintable(QStringLiteral("no corpus at '%1' (set CKPT_CORPUS)").arg(root)));
 
     // INDEX.tsv: file, category, bytes, source_repo, path_in_repo, commit, format, torch_version, notes.
     struct Row {
