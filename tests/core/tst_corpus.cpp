@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: MIT
 // The 212 real files in ../shared/corpus that other people's programs wrote: every benign
 // checkpoint opens (and lists as many storages as its index says), every file the index marks
-// MALICIOUS is flagged by the imports report, and nothing crashes. Skipped when the corpus is
-// not present.
+// MALICIOUS is flagged by the imports report, the DCP, DeepSpeed and other/negative files each
+// have their expected outcome, and nothing crashes. Skipped when the corpus is not present
+// (corpus.status says so).
 #include "test_support.h"
+
+#include "ckpt/formats/dcp_checkpoint.h"
+#include "ckpt/formats/imports_scan.h"
+#include "ckpt/state/training_state.h"
 
 #include <QTest>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -115,6 +122,84 @@ private slots:
         }
         if (notes.startsWith(QLatin1String("benign control")))
             QVERIFY(!report.anyDangerous());
+        if (category.startsWith(QLatin1String("4-")))
+            dcpFile(path, opened.get(), openError, report);
+        else if (category.startsWith(QLatin1String("5-")))
+            deepSpeedFile(path, opened.get(), openError);
+        else if (category.startsWith(QLatin1String("8-")))
+            otherFile(path, notes, opened.get(), openError, report);
+    }
+
+private:
+    // A real DCP folder: .metadata is a plain pickle of the metadata classes (no tensors, nothing
+    // dangerous); a .distcp is several torch.save archives end to end, read only through the byte
+    // ranges .metadata gives (alone it is refused, naming the file); every chunk of every entry opens
+    // and the folder is one checkpoint with its model.
+    static void dcpFile(const std::string& path, const CheckpointFile* opened, const std::string& openError, const ImportsReport& report)
+    {
+        const std::string dir = std::filesystem::path(path).parent_path().string();
+        if (path.ends_with(".metadata")) {
+            QVERIFY2(opened, openError.c_str());
+            QCOMPARE(opened->tensorEntries().size(), std::size_t(0));
+            QVERIFY(!report.anyDangerous());
+        } else {
+            QVERIFY2(!opened && openError.starts_with(path + ": "), "a .distcp alone is not one archive");
+        }
+        const DcpCheckpoint d = readDcpCheckpoint(dir);
+        QVERIFY(!d.entries.empty());
+        std::size_t chunks = 0;
+        for (const auto& e : d.entries) {
+            QVERIFY2(e.problem.empty(), (e.fqn + ": " + e.problem).c_str());
+            for (const auto& c : e.chunks) {
+                if (e.isBytes || std::filesystem::path(dir + "/" + c.file) != std::filesystem::path(path))
+                    continue;
+                const auto chunk = d.openChunk(c);
+                QVERIFY2(chunk && !chunk->tensorEntries().empty(), (e.fqn + " in " + c.file).c_str());
+                ++chunks;
+            }
+        }
+        if (path.ends_with(".distcp"))
+            QVERIFY2(chunks > 0, "no entry of .metadata lies in this .distcp");
+        const TrainingState s = readTrainingState(dir);
+        QCOMPARE(s.layout.layout, Layout::Dcp);
+        QVERIFY(s.model && !s.model->parameters.empty());
+    }
+
+    // A real DeepSpeed ZeRO save (ds_version 0.14.1): both .pt files open; `latest` is its tag file,
+    // a text file refused as a checkpoint; the folder reads as DeepSpeed with the optimizer's ZeRO
+    // partition placed on parameter names and the fp32 masters found.
+    static void deepSpeedFile(const std::string& path, const CheckpointFile* opened, const std::string& openError)
+    {
+        if (path.ends_with("/latest")) {
+            QVERIFY2(!opened && openError.find("a text file") != std::string::npos, openError.c_str());
+            return;
+        }
+        QVERIFY2(opened && !opened->tensorEntries().empty(), openError.c_str());
+        const TrainingState s = readTrainingState(std::filesystem::path(path).parent_path().string());
+        QCOMPARE(s.layout.layout, Layout::DeepSpeed);
+        QVERIFY(s.model && s.optimizer);
+        QVERIFY2(s.optimizer->nameMapping.starts_with("by "), s.optimizer->nameMapping.c_str());
+        QVERIFY(std::any_of(s.optimizer->paramState.begin(), s.optimizer->paramState.end(),
+                            [](const ParamState& ps) { return ps.master.has_value() && !ps.name.empty(); }));
+    }
+
+    // Not PyTorch checkpoints: a NEGATIVE SAMPLE is refused with a reason naming the file; an OTHER
+    // plain pickle opens with no tensors and nothing dangerous; an .npz is named as numpy's.
+    static void otherFile(const std::string& path, const QString& notes, const CheckpointFile* opened, const std::string& openError,
+                          const ImportsReport& report)
+    {
+        if (path.ends_with(".npz")) {
+            QVERIFY2(!opened && openError.find("numpy .npz archive") != std::string::npos, openError.c_str());
+            return;
+        }
+        if (notes.startsWith(QLatin1String("NEGATIVE")) || notes.startsWith(QLatin1String("\"NEGATIVE"))) {
+            QVERIFY2(!opened && openError.starts_with(path + ": not a checkpoint"), openError.c_str());
+            return;
+        }
+        QVERIFY2(opened, openError.c_str());
+        QCOMPARE(opened->format(), FileFormat::Pickle);
+        QCOMPARE(opened->tensorEntries().size(), std::size_t(0));
+        QVERIFY(!report.anyDangerous());
     }
 };
 
