@@ -38,18 +38,28 @@ inline std::shared_ptr<const ckpt::RunHistory> run(const QString& relative)
 inline bool matchesExpected(const QStringList& actual, const QString& name)
 {
     const QString path = QStringLiteral(CKPT_EXPECTED_DIR "/") + name + QStringLiteral(".txt");
+    QStringList expected;
+    QFile file(path);
+    const bool present = file.open(QIODevice::ReadOnly);
+    if (present) {
+        expected = QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'));
+        if (!expected.isEmpty() && expected.last().isEmpty())
+            expected.removeLast();
+        file.close();
+    }
+    // Rewriting a golden is a decision (tests/README.md says when it is legitimate): the change is
+    // printed as a diff in the test log, never taken silently.
     if (qEnvironmentVariableIsSet("CKPT_UPDATE_EXPECTED")) {
+        if (expected != actual)
+            qWarning().noquote() << "CKPT_UPDATE_EXPECTED: rewriting" << path << (present ? "" : "(new)") << "with this change:\n"
+                                 << UiTest::lineDiff(expected, actual);
         UiTest::writeFile(path, (actual.join(QLatin1Char('\n')) + QLatin1Char('\n')).toUtf8());
         return true;
     }
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
+    if (!present) {
         qWarning().noquote() << "no expected dump" << path << "; actual:\n" << actual.join(QLatin1Char('\n'));
         return false;
     }
-    QStringList expected = QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'));
-    if (!expected.isEmpty() && expected.last().isEmpty())
-        expected.removeLast();
     return UiTest::compareLines(actual, expected);
 }
 

@@ -3,6 +3,9 @@
 // printable dump of any item model for golden comparisons.
 #pragma once
 
+#include <algorithm>
+#include <vector>
+
 #include <QAbstractItemModel>
 #include <QApplication>
 #include <QDir>
@@ -106,8 +109,44 @@ inline QStringList dumpModel(const QAbstractItemModel& model)
 }
 
 /// Compares line by line so a failure names the first differing line.
+/// The lines that differ, as a diff: "-expected", "+actual", and "  " for two lines of context
+/// around each change (a longest common subsequence, fine for dumps of a few hundred lines).
+inline QString lineDiff(const QStringList& expected, const QStringList& actual)
+{
+    const qsizetype n = expected.size(), m = actual.size();
+    std::vector<std::vector<int>> lcs(static_cast<std::size_t>(n + 1), std::vector<int>(static_cast<std::size_t>(m + 1), 0));
+    for (qsizetype i = n - 1; i >= 0; --i)
+        for (qsizetype j = m - 1; j >= 0; --j)
+            lcs[i][j] = expected[i] == actual[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+    QStringList ops; // each "  x", "-x" or "+x"
+    qsizetype i = 0, j = 0;
+    while (i < n || j < m) {
+        if (i < n && j < m && expected[i] == actual[j]) {
+            ops << QStringLiteral("  ") + expected[i++];
+            ++j;
+        } else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) {
+            ops << QStringLiteral("+ ") + actual[j++];
+        } else {
+            ops << QStringLiteral("- ") + expected[i++];
+        }
+    }
+    QStringList out;
+    for (qsizetype k = 0; k < ops.size(); ++k) {
+        bool near = false;
+        for (qsizetype d = -2; d <= 2 && !near; ++d)
+            near = k + d >= 0 && k + d < ops.size() && !ops[k + d].startsWith(QStringLiteral("  "));
+        if (near)
+            out << ops[k];
+        else if (!out.isEmpty() && out.last() != QStringLiteral("  ..."))
+            out << QStringLiteral("  ...");
+    }
+    return out.join(QLatin1Char('\n'));
+}
+
 inline bool compareLines(const QStringList& actual, const QStringList& expected)
 {
+    if (actual != expected)
+        qWarning().noquote() << "expected (-) and actual (+) differ:\n" << lineDiff(expected, actual);
     const qsizetype n = qMin(actual.size(), expected.size());
     for (qsizetype i = 0; i < n; ++i) {
         if (actual[i] != expected[i]) {
