@@ -41,6 +41,12 @@ signals:
     /// Every file of the batch has arrived.
     void finished();
 
+public:
+    /// Blocks until every job started so far has ended; what they posted is then waiting in the
+    /// event queue. Lets a test prove that a stale result is dropped (drain, then deliver) rather
+    /// than sleep and hope it would have arrived.
+    void waitForWorkers() { m_pool.waitForDone(); }
+
 private:
     void deliver(quint64 generation);
 

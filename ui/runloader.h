@@ -47,6 +47,11 @@ signals:
     /// Every open and scan has finished or been cancelled.
     void idle();
 
+public:
+    /// Blocks until every open and scan started so far has ended; what they posted is then
+    /// waiting in the event queue (for tests that prove a cancelled result is dropped).
+    void waitForWorkers() { m_pool.waitForDone(); }
+
 private:
     void startScan(const RunDataPtr& run);
     void unitDone(int runId);

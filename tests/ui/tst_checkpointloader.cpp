@@ -164,7 +164,8 @@ private slots:
         const QString second = fixture(QStringLiteral("state_dict.pt"));
         loader.load(second);
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 5000);
-        QTest::qWait(300); // anything of the first batch would arrive by now
+        loader.waitForWorkers(); // every job of the first batch has ended ...
+        UiTest::deliverPostedEvents(); // ... and whatever it posted has been delivered (or dropped)
         QCOMPARE(started.count(), 2);
         QCOMPARE(finished.count(), 1);
         QCOMPARE(failed.count(), 0);
@@ -185,8 +186,8 @@ private slots:
         // Must neither crash nor deliver into a dead object.
         auto* loader = new CheckpointLoader;
         loader->load(m_fixtures.path());
-        delete loader;
-        QTest::qWait(100);
+        delete loader; // its destructor drains its pool
+        UiTest::deliverPostedEvents(); // nothing queued for the dead object may be delivered
     }
 };
 

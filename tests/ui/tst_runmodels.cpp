@@ -351,7 +351,8 @@ private slots:
                     n += c.scanned;
             return n;
         }();
-        QTest::qWait(300); // what was still running must not arrive after the cancel
+        loader.waitForWorkers(); // what was still running has ended ...
+        UiTest::deliverPostedEvents(); // ... and what it posted after the cancel has been delivered or dropped
         int statesAfter = 0;
         for (const RunDataPtr& run : model.runs())
             for (const RunCheckpointData& c : run->checkpoints)
@@ -370,7 +371,8 @@ private slots:
         loader.forget(id);
         model.removeRun(id);
         QVERIFY(!loader.isBusy());
-        QTest::qWait(300);
+        loader.waitForWorkers();
+        UiTest::deliverPostedEvents();
         QCOMPARE(model.rowCount(), 0);
     }
 };

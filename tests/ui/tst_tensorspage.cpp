@@ -16,6 +16,7 @@
 #include <QClipboard>
 #include <QLineEdit>
 #include <QSignalSpy>
+#include <QThreadPool>
 #include <QSortFilterProxyModel>
 #include <QHeaderView>
 #include <QJsonArray>
@@ -331,7 +332,8 @@ private slots:
         page.setCheckpoint(PageTest::state(QStringLiteral("ddp4-mlp/checkpoint-0000300")));
         page.setCheckpoint(PageTest::state(QStringLiteral("lightning/checkpoints/epoch=1-step=50.ckpt")));
         QVERIFY(loaded.wait(20000));
-        QTest::qWait(200); // a late result of the first load would arrive now
+        QThreadPool::globalInstance()->waitForDone(); // the first load's job (QtConcurrent's pool) has ended ...
+        UiTest::deliverPostedEvents();                // ... and its result has been delivered or dropped
         QCOMPARE(loaded.count(), 1);
         for (const TensorRow& row : page.model()->tensors())
             QCOMPARE(row.file, QStringLiteral("epoch=1-step=50.ckpt"));

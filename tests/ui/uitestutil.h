@@ -109,6 +109,17 @@ inline QStringList dumpModel(const QAbstractItemModel& model)
 }
 
 /// Compares line by line so a failure names the first differing line.
+/// Delivers everything the event queue holds, and what that delivery posts in turn (a
+/// QFutureWatcher's callout, then its finished signal), so that after a worker pool has drained
+/// every result it produced has either arrived or been dropped: an ordering, not a sleep.
+inline void deliverPostedEvents()
+{
+    for (int round = 0; round < 8; ++round) {
+        QCoreApplication::sendPostedEvents();
+        QCoreApplication::processEvents(QEventLoop::AllEvents);
+    }
+}
+
 /// The lines that differ, as a diff: "-expected", "+actual", and "  " for two lines of context
 /// around each change (a longest common subsequence, fine for dumps of a few hundred lines).
 inline QString lineDiff(const QStringList& expected, const QStringList& actual)
