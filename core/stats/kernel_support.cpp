@@ -71,10 +71,44 @@ void Moments::merge(const Moments& o)
         return;
     }
     const uint64_t total = n + o.n;
+    const double wa = static_cast<double>(n) / static_cast<double>(total), wb = static_cast<double>(o.n) / static_cast<double>(total);
     const double delta = o.mean - mean;
-    mean += delta * static_cast<double>(o.n) / static_cast<double>(total);
-    m2 += o.m2 + delta * delta * static_cast<double>(n) * static_cast<double>(o.n) / static_cast<double>(total);
+    if (!std::isfinite(delta)) {
+        // Means of opposite sign near the float64 maximum (this file is built without finite
+        // math): the weighted mean has no intermediate overflow, and a spread beyond the largest
+        // double makes the variance +inf, as torch.var gives it.
+        mean = mean * wa + o.mean * wb;
+        m2 = std::numeric_limits<double>::infinity();
+    } else {
+        mean += delta * wb;
+        m2 += o.m2 + delta * delta * static_cast<double>(n) * wb;
+    }
     n = total;
+}
+
+void hugeBlockMoments(const double* v, std::size_t count, Moments& block)
+{
+    // Values whose squares (or differences) overflow a double: scaled by a power of two, which is
+    // exact, so the mean is right and m2 / sumsq overflow only when the true values do.
+    double big = 0;
+    for (std::size_t i = 0; i < count; ++i)
+        big = std::max(big, std::abs(v[i]));
+    int e = 0;
+    std::frexp(big, &e);
+    double sum = 0;
+    for (std::size_t i = 0; i < count; ++i)
+        sum += std::ldexp(v[i], -e);
+    const double meanScaled = sum / static_cast<double>(count);
+    double m2Scaled = 0, sqScaled = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        const double y = std::ldexp(v[i], -e);
+        m2Scaled += (y - meanScaled) * (y - meanScaled);
+        sqScaled += y * y;
+    }
+    block.n = count;
+    block.mean = std::ldexp(meanScaled, e);
+    block.m2 = std::ldexp(m2Scaled, 2 * e);
+    block.sumsq = std::ldexp(sqScaled, 2 * e);
 }
 
 void Moments::addRepeated(double v, uint64_t count)

@@ -23,6 +23,7 @@ namespace {
 constexpr std::size_t kBlock = 1024; // elements per moments block (a few KiB: stays in L1)
 constexpr double kBig = std::numeric_limits<double>::max(); // sentinel: infinities are not assumed here
 constexpr uint64_t kExp64 = 0x7ff0000000000000ull;
+constexpr double kHuge = 0x1p500; // beyond it, shifted squares of a block may overflow
 
 CKPT_INLINE bool finiteBits(double v) { return (std::bit_cast<uint64_t>(v) & kExp64) != kExp64; }
 
@@ -100,20 +101,28 @@ CKPT_INLINE void reduceBlock(Value value, std::size_t m, Moments& out)
         }
     }
     out.zeros += zeros;
-    out.sumsq += sq;
     if (fin == 0)
         return;
-    out.min = std::min(out.min, mn);
-    out.max = std::max(out.max, mx);
     Moments block;
-    block.n = fin;
-    block.mean = shift + s1 / static_cast<double>(fin);
-    block.m2 = std::max(0.0, s2 - s1 * s1 / static_cast<double>(fin));
-    const uint64_t n = out.n + block.n;
-    const double delta = block.mean - out.mean;
-    out.mean += delta * static_cast<double>(block.n) / static_cast<double>(n);
-    out.m2 += block.m2 + delta * delta * static_cast<double>(out.n) * static_cast<double>(block.n) / static_cast<double>(n);
-    out.n = n;
+    block.min = mn;
+    block.max = mx;
+    if (std::max(-mn, mx) > kHuge) {
+        // Squares or differences would overflow (float64 near its maximum): the block again, scaled,
+        // outside this finite-math file.
+        std::array<double, kBlock> finite;
+        std::size_t k = 0;
+        for (std::size_t i = 0; i < m; ++i) {
+            if (finiteBits(value(i)))
+                finite[k++] = value(i);
+        }
+        hugeBlockMoments(finite.data(), k, block);
+    } else {
+        block.n = fin;
+        block.mean = shift + s1 / static_cast<double>(fin);
+        block.m2 = std::max(0.0, s2 - s1 * s1 / static_cast<double>(fin));
+        block.sumsq = sq;
+    }
+    out.merge(block); // counts, min/max and the mean/m2 merge, safe near the float64 maximum
 }
 
 // The smallest non-zero |x| (where the log-|x| histogram starts), as an unsigned minimum of

@@ -43,6 +43,11 @@ struct Moments {
     void addRepeated(double v, uint64_t count);
 };
 
+/// n, mean, m2 and sumsq of `count` finite values some of which are beyond 2^500 in magnitude,
+/// where the fast block reduction's shifted squares would overflow (kernel_support.cpp, built
+/// without finite math).
+void hugeBlockMoments(const double* finite, std::size_t count, Moments& block);
+
 /// Scans `count` elements: for census kinds counts into `census` (censusSize(kind) entries, at
 /// most 2^32 - 1 elements per call), for the others the moments (`census` unused).
 void scan(Kind kind, const std::byte* data, std::size_t count, Moments& moments, uint32_t* census);
