@@ -23,6 +23,7 @@ struct TensorRef {
     Provenance from;
     std::string dtype;
     std::vector<int64_t> shape;
+    std::vector<Provenance> pieces; // tensor-parallel shards (Megatron), compared piece by piece
 };
 
 using Aligned = std::vector<std::pair<std::string, TensorRef>>; // aligned key -> ref, in order
@@ -43,7 +44,9 @@ Aligned alignTensors(const TrainingState& s, const std::string& prefix, TensorSo
     std::set<std::pair<std::string, std::string>> covered; // file, printed key path
     if (s.model) {
         for (const auto& p : s.model->parameters) {
-            out.push_back({"model/" + stripPrefix(p.name, prefix), {"model", p.from, p.dtype, p.shape}});
+            out.push_back({"model/" + stripPrefix(p.name, prefix), {"model", p.from, p.dtype, p.shape, p.pieces}});
+            for (const Provenance& piece : p.pieces)
+                covered.insert({piece.file, formatKeyPath(piece.key)});
             covered.insert({p.from.file, formatKeyPath(p.from.key)});
         }
     }
@@ -163,7 +166,17 @@ void compareTensorsOf(CheckpointDiff& out, const Aligned& a, const Aligned& b, T
         else {
             const std::size_t before = jobs.size();
             try {
-                planPair(d, out.tensors.size(), ra.from, rb.from, source, jobs);
+                // A tensor-parallel parameter on both sides with the same ranks: every shard against its
+                // counterpart, merged into one figure; otherwise the whole tensors as stored.
+                if (!ra.pieces.empty() && ra.pieces.size() == rb.pieces.size()) {
+                    for (std::size_t k = 0; k < ra.pieces.size() && d.status != DiffStatus::DtypeChanged; ++k)
+                        planPair(d, out.tensors.size(), ra.pieces[k], rb.pieces[k], source, jobs);
+                } else if (!ra.pieces.empty() || !rb.pieces.empty()) {
+                    throw FormatError("the two sides are split over different tensor-parallel ranks ("
+                                      + std::to_string(ra.pieces.size()) + " vs " + std::to_string(rb.pieces.size()) + ")");
+                } else {
+                    planPair(d, out.tensors.size(), ra.from, rb.from, source, jobs);
+                }
             } catch (const std::exception& e) {
                 jobs.resize(before);
                 d.status = DiffStatus::Unreadable;

@@ -83,6 +83,22 @@ private slots:
         QVERIFY2(entries > 53, "every rank's optimizer entries, named");
     }
 
+    // ckpt diff of two Megatron checkpoints compares every tensor-parallel shard, not the first one.
+    void megatronDiffComparesEveryShard()
+    {
+        const json d = ckptJson({QStringLiteral("diff"), qrun("megatron-tp2-pp2/iter_0000010"), qrun("megatron-tp2-pp2/iter_0000020"),
+                                 QStringLiteral("--json")});
+        bool seen = false;
+        for (const auto& t : d["tensors"]) {
+            if (t["key"] != "model/embedding.word_embeddings.weight")
+                continue;
+            seen = true;
+            QVERIFY(t["status"] == json("changed"));
+            QVERIFY2(t["numel"] == json(32 * 8), t.dump().c_str()); // both vocab-parallel halves
+        }
+        QVERIFY(seen);
+    }
+
     // Clean Megatron runs are quiet; the LR scheduler stepped twice on resume is an error naming it.
     void megatronFindings()
     {
