@@ -124,6 +124,57 @@ void StateReader::mapWithinGroups(const std::vector<std::string>& names)
                     + " param groups, each in the model's order (the HF Trainer's and nanoGPT's convention)";
 }
 
+// torchtune keys its optimizer by its own module names while its HF checkpointer writes the weights
+// under Hugging Face names (pytorch/torchtune@bd2a0fc7 torchtune/models/convert_weights.py _FROM_HF:
+// model.embed_tokens <-> tok_embeddings, self_attn.o_proj <-> attn.output_proj, mlp.gate/up/down_proj
+// <-> mlp.w1/w3/w2, input_layernorm / post_attention_layernorm <-> sa_norm / mlp_norm.scale,
+// model.norm <-> norm.scale, lm_head <-> output). Used only when no optimizer name is in W and every
+// one converts to a name that is.
+void StateReader::mapTorchtuneNames()
+{
+    if (!m_state.model)
+        return;
+    std::set<std::string> inModel;
+    for (const auto& p : m_state.model->parameters)
+        inModel.insert(p.name);
+    OptimizerPart& opt = *m_state.optimizer;
+    if (std::any_of(opt.paramState.begin(), opt.paramState.end(), [&](const ParamState& ps) { return inModel.contains(ps.name); }))
+        return;
+    static const std::vector<std::pair<std::string, std::string>> layer = {
+        {"attn.q_proj.weight", "self_attn.q_proj.weight"},   {"attn.k_proj.weight", "self_attn.k_proj.weight"},
+        {"attn.v_proj.weight", "self_attn.v_proj.weight"},   {"attn.output_proj.weight", "self_attn.o_proj.weight"},
+        {"mlp.w1.weight", "mlp.gate_proj.weight"},           {"mlp.w3.weight", "mlp.up_proj.weight"},
+        {"mlp.w2.weight", "mlp.down_proj.weight"},           {"sa_norm.scale", "input_layernorm.weight"},
+        {"mlp_norm.scale", "post_attention_layernorm.weight"}};
+    static const std::map<std::string, std::string> top = {
+        {"tok_embeddings.weight", "model.embed_tokens.weight"}, {"norm.scale", "model.norm.weight"}, {"output.weight", "lm_head.weight"}};
+    auto convert = [&](const std::string& name) -> std::string {
+        if (const auto it = top.find(name); it != top.end())
+            return it->second;
+        if (!name.starts_with("layers."))
+            return {};
+        const auto dot = name.find('.', 7);
+        if (dot == std::string::npos)
+            return {};
+        const std::string index = name.substr(7, dot - 7), rest = name.substr(dot + 1);
+        for (const auto& [tt, hf] : layer) {
+            if (rest == tt)
+                return "model.layers." + index + "." + hf;
+        }
+        return {};
+    };
+    std::vector<std::string> converted;
+    for (const auto& ps : opt.paramState) {
+        std::string hf = convert(ps.name);
+        if (hf.empty() || !inModel.contains(hf))
+            return; // not torchtune's names, or another architecture: keep the names as they are
+        converted.push_back(std::move(hf));
+    }
+    for (std::size_t i = 0; i < opt.paramState.size(); ++i)
+        opt.paramState[i].name = converted[i];
+    opt.nameMapping = "by name, torchtune's module names converted to the Hugging Face names of the weights";
+}
+
 void StateReader::mapOptimizerNames()
 {
     if (!m_state.optimizer || !m_state.optimizer->nameMapping.empty())
@@ -139,6 +190,7 @@ void StateReader::mapOptimizerNames()
         opt.nameMapping = "by name";
         for (auto& ps : opt.paramState)
             ps.name = ps.index;
+        mapTorchtuneNames();
         return;
     }
     if (!m_state.model) {

@@ -60,6 +60,7 @@ private:
     void mapByShape(const std::vector<std::string>& names);
     void mapWithinGroups(const std::vector<std::string>& names);
     void mapOptimizerNames();
+    void mapTorchtuneNames();
 
     // state_reader_dcp.cpp
     void readDcp();

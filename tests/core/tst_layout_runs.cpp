@@ -168,6 +168,14 @@ private slots:
         const json composer = ckptJson({QStringLiteral("show"), qrun("composer/ep2-ba8-rank0.pt"), QStringLiteral("--json")});
         QVERIFY(composer["progress"]["global_step"] == json(8));
         QVERIFY(composer["progress"]["timestamp.sample"] == json(64));
+        // torchtune's optimizer names become the HF names of its weights, so the moment checks run
+        const json tune = ckptJson({QStringLiteral("show"), qrun("torchtune/epoch_0"), QStringLiteral("--json")});
+        QVERIFY2(tune["optimizer"]["name_mapping"].get<std::string>().find("torchtune's module names converted") != std::string::npos,
+                 tune["optimizer"]["name_mapping"].dump().c_str());
+        bool embed = false;
+        for (const auto& ps : tune["optimizer"]["param_state"])
+            embed = embed || (ps["index"] == "tok_embeddings.weight" && ps["name"] == "model.embed_tokens.weight");
+        QVERIFY(embed);
     }
 };
 
