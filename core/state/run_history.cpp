@@ -28,6 +28,16 @@ constexpr std::size_t kMaxCheckpoints = 100000;
 // (facebookresearch/fairseq@3d262bb2 fairseq/checkpoint_utils.py save_checkpoint), Composer's
 // ep{E}-ba{B}-rank{R}.pt and its latest-rank{R}.pt link (mosaicml/composer@64051888
 // composer/utils/checkpoint.py).
+// torchtune's epoch_{N}/ folders (torchtune@bd2a0fc7 training/checkpointing/_checkpointer.py): N,
+// which orders a run whose folders record no step.
+std::optional<int64_t> epochFolderIndex(const std::string& name)
+{
+    if (!name.starts_with("epoch_") || name.size() <= 6 || name.size() >= 16
+        || !std::all_of(name.begin() + 6, name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return std::nullopt;
+    return std::stoll(name.substr(6));
+}
+
 bool isCheckpointFileName(const std::string& name)
 {
     static const std::regex frameworks(R"(^(checkpoint\d+|checkpoint_\d+_\d+|checkpoint_last|checkpoint_best|ep\d+-ba\d+(-rank\d+)?|latest-rank\d+)\.pt$)");
@@ -252,51 +262,58 @@ std::optional<int64_t> stepFromContent(const RunCheckpoint& c)
     return std::nullopt;
 }
 
+// A pointer file's text: empty when there is none or it cannot be read (then a warning says so and
+// the newest complete checkpoint is taken as latest).
+std::string pointerText(RunHistory& h, const fs::path& pointer)
+{
+    if (!fs::is_regular_file(pointer))
+        return {};
+    try {
+        return readText(pointer);
+    } catch (const FormatError& e) {
+        h.warnings.push_back(pointer.string() + ": " + e.what() + "; the newest complete checkpoint is taken as latest");
+        return {};
+    }
+}
+
+// Marks the checkpoint named `target` latest; `source` names the pointer for latestFrom and warnings.
+void markNamed(RunHistory& h, const std::string& target, const std::string& source)
+{
+    const auto it = std::find_if(h.checkpoints.begin(), h.checkpoints.end(), [&](const RunCheckpoint& c) {
+        return fs::path(c.path).filename() == target || fs::path(c.path).filename() == fs::path(target).filename();
+    });
+    h.latestFrom = source;
+    if (it == h.checkpoints.end()) {
+        h.warnings.push_back(source + " names '" + target + "', which is not a checkpoint of this run");
+        return;
+    }
+    it->latest = true;
+    if (!it->complete)
+        h.warnings.push_back(source + " names " + it->path + ", which is incomplete: " + it->incompleteReason);
+}
+
 // DeepSpeed's `latest` file names the checkpoint to resume from. Returns false when there is no
 // readable, non-empty pointer, so the caller falls back to the newest complete checkpoint.
 bool markFromPointer(RunHistory& h, const fs::path& pointer)
 {
-    if (!fs::is_regular_file(pointer))
-        return false;
-    std::string target;
-    try {
-        target = readText(pointer);
-    } catch (const FormatError& e) {
-        h.warnings.push_back(pointer.string() + ": " + e.what() + "; the newest complete checkpoint is taken as latest");
-        return false;
-    }
+    const std::string target = pointerText(h, pointer);
     if (target.empty())
         return false;
-    const auto it = std::find_if(h.checkpoints.begin(), h.checkpoints.end(), [&](const RunCheckpoint& c) {
-        return fs::path(c.path).filename() == target || fs::path(c.path).filename() == fs::path(target).filename();
-    });
-    h.latestFrom = "latest file";
-    if (it == h.checkpoints.end()) {
-        h.warnings.push_back("the latest pointer names '" + target + "', which is not a checkpoint of this run");
-        return true;
-    }
-    it->latest = true;
-    if (!it->complete)
-        h.warnings.push_back("the latest pointer names " + it->path + ", which is incomplete: " + it->incompleteReason);
+    markNamed(h, target, "latest file");
     return true;
 }
 
 // Megatron-LM's tracker: rank 0 writes the iteration number (or "release") into
-// latest_checkpointed_iteration.txt after every rank has saved (checkpointing.py
-// get_checkpoint_tracker_filename, read_metadata); it names iter_{:07d}.
+// latest_checkpointed_iteration.txt after every rank has saved (NVIDIA/Megatron-LM@d98e8a64
+// megatron/training/checkpointing.py get_checkpoint_tracker_filename, read_metadata); it names
+// iter_{:07d}.
 bool markFromMegatronTracker(RunHistory& h, const fs::path& tracker)
 {
-    if (!fs::is_regular_file(tracker))
+    const std::string text = pointerText(h, tracker);
+    if (text.empty())
         return false;
-    std::string text;
-    try {
-        text = readText(tracker);
-    } catch (const FormatError& e) {
-        h.warnings.push_back(tracker.string() + ": " + e.what() + "; the newest complete checkpoint is taken as latest");
-        return false;
-    }
     std::string folder = text;
-    if (!text.empty() && text.size() < 12 && std::all_of(text.begin(), text.end(), ::isdigit)) {
+    if (text.size() < 12 && std::all_of(text.begin(), text.end(), ::isdigit)) {
         char name[32];
         std::snprintf(name, sizeof name, "iter_%07lld", std::stoll(text));
         folder = name;
@@ -304,16 +321,7 @@ bool markFromMegatronTracker(RunHistory& h, const fs::path& tracker)
         h.warnings.push_back(tracker.string() + ": '" + text + "' is neither an iteration number nor 'release'");
         return false;
     }
-    const auto it = std::find_if(h.checkpoints.begin(), h.checkpoints.end(),
-                                 [&](const RunCheckpoint& c) { return fs::path(c.path).filename() == folder; });
-    h.latestFrom = "latest_checkpointed_iteration.txt";
-    if (it == h.checkpoints.end()) {
-        h.warnings.push_back("latest_checkpointed_iteration.txt names '" + folder + "', which is not a checkpoint of this run");
-        return true;
-    }
-    it->latest = true;
-    if (!it->complete)
-        h.warnings.push_back("the tracker names " + it->path + ", which is incomplete: " + it->incompleteReason);
+    markNamed(h, folder, "latest_checkpointed_iteration.txt");
     return true;
 }
 
@@ -414,7 +422,7 @@ bool isCheckpointFolder(const std::string& dir, const CheckpointLayout& layout, 
     // name carries a step; otherwise it is a model folder kept beside the run (examples,
     // save_pretrained copies). Opened by itself, it is the one checkpoint the user asked for.
     const std::string base = fs::path(dir).filename().string();
-    const bool epochFolder = base.starts_with("epoch_") && base.size() > 6 && std::all_of(base.begin() + 6, base.end(), ::isdigit);
+    const bool epochFolder = epochFolderIndex(base).has_value();
     if (layout.layout == Layout::ModelExport)
         return standalone || layout.stepFromName.has_value() || epochFolder; // torchtune's final epoch_N
     if (layout.layout != Layout::Generic)
@@ -432,12 +440,8 @@ RunHistory readRunHistory(const std::string& dir)
     h.path = dir;
     collect(h, dir, 0);
     for (auto& c : h.checkpoints) {
-        // torchtune saves epoch_{N}/ folders (torchtune@bd2a0fc7 training/checkpointing/_checkpointer.py):
-        // ordered by N when no step is recorded.
-        const std::string folder = fs::path(c.path).filename().string();
-        if (folder.starts_with("epoch_") && folder.size() > 6 && folder.size() < 16
-            && std::all_of(folder.begin() + 6, folder.end(), ::isdigit))
-            c.saveIndex = std::stoll(folder.substr(6));
+        if (auto epoch = epochFolderIndex(fs::path(c.path).filename().string()))
+            c.saveIndex = epoch;
         if (!c.step)
             c.step = stepFromContent(c);
         const std::string name = fs::path(c.path).filename().string();
