@@ -52,7 +52,7 @@ private:
     void readFrameworkCounters(Opened& f);
     void readZero();
     void readMegatron();
-    void readMegatronExtras(const std::string& path);
+    void readMegatronExtras(Opened& f);
 
     // optimizer_name_mapping.cpp
     bool shapesAgree(const std::vector<std::string>& order, const std::vector<std::string>& names) const;

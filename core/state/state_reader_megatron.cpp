@@ -73,18 +73,17 @@ struct RankState {
 
 } // namespace
 
-// args (an argparse.Namespace, BUILD state of its fields) and opt_param_scheduler of one rank's file.
-void StateReader::readMegatronExtras(const std::string& path)
+// args (an argparse.Namespace, BUILD state of its fields), opt_param_scheduler and the grad scaler of
+// a Megatron file (`checkpoint_version` beside `args`), read with the file's other parts: a rank's
+// file opened alone shows them too, and the merge takes them from rank (0, 0)'s state.
+void StateReader::readMegatronExtras(Opened& f)
 {
-    std::unique_ptr<CheckpointFile> file;
-    try {
-        file = CheckpointFile::open(path);
-    } catch (const OpenError& e) {
-        m_state.warnings.push_back(e.what());
-        return;
-    }
+    const CheckpointFile* file = f.file.get();
+    const std::string& path = f.info.path;
     const ValueGraph& g = file->graph();
     const NodeId root = file->root();
+    if (g.get(root, "checkpoint_version") == kNoNode || g.get(root, "args") == kNoNode)
+        return;
     for (const auto& [k, v] : fieldsOf(g, g.get(root, "args"))) {
         const std::string text = simpleText(*file, v);
         if (text.empty() || text.size() > 200 || text == "None")
@@ -167,7 +166,12 @@ void StateReader::readMegatron()
     }
     if (ranks.empty())
         return;
-    readMegatronExtras(ranks.front().info->path);
+    // Rank (0, 0)'s args, scheduler and scaler stand for the checkpoint (every rank saves the same).
+    const TrainingState& first = ranks.front().state;
+    m_state.environment = first.environment;
+    m_state.data = first.data;
+    m_state.scheduler = first.scheduler;
+    m_state.scaler = first.scaler;
     int tpSize = 0, ppSize = 0;
     for (const auto& r : ranks) {
         tpSize = std::max(tpSize, r.info->tp + 1);
@@ -287,8 +291,6 @@ void StateReader::readMegatron()
         for (const auto& f : r.state.progress)
             m_state.progress.push_back(f);
     }
-    if (!m_state.scaler && ranks.front().state.scaler)
-        m_state.scaler = ranks.front().state.scaler;
 }
 
 } // namespace ckpt::detail

@@ -48,6 +48,8 @@ void StateReader::read()
         readRng(f);
     for (auto& f : m_files)
         readCounters(f);
+    for (auto& f : m_files)
+        readMegatronExtras(f);
     mapOptimizerNames();
     settleGlobalStep();
 }
