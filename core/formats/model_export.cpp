@@ -9,7 +9,7 @@ bool isModelExportListing(const std::vector<std::string>& names)
 {
     // save_pretrained writes safetensors, or with safe_serialization=False pytorch_model.bin (sharded:
     // pytorch_model-00001-of-0000N.bin and pytorch_model.bin.index.json), beside config.json
-    // (transformers@55093b75 src/transformers/modeling_utils.py). A .bin counts as model weights only
+    // (transformers src/transformers/modeling_utils.py save_pretrained, read in the search corpus's stored copy; its commit is not recorded). A .bin counts as model weights only
     // with that config or index beside it: a lone .bin is any torch.save file.
     static const std::regex binShard(R"(^pytorch_model(-\d{5}-of-\d{5})?\.bin$)");
     bool weights = false, binWeights = false, described = false;

@@ -59,8 +59,9 @@ const ParameterEntry* tokenEmbedding(const ModelPart& model)
 } // namespace
 
 // W against the configuration saved beside it (E: config.json). transformers' from_pretrained builds
-// the model from the config, then loads the weights into it (transformers@55093b75
-// src/transformers/modeling_utils.py _load_pretrained_model: a shape mismatch is an error unless
+// the model from the config, then loads the weights into it (transformers
+// src/transformers/modeling_utils.py _load_pretrained_model, read in the search corpus' stored copy,
+// its commit not recorded: "size mismatch" is raised as a RuntimeError unless
 // ignore_mismatched_sizes; a block the weights lack keeps its random initialisation, with a warning
 // only), so weights that disagree with their own folder's config are proven not to load as saved.
 void configRules(const CheckpointFacts& c, Findings& out)

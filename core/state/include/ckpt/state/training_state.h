@@ -62,7 +62,8 @@ struct ModelPart {
     std::vector<ParameterEntry> parameters; // parameters and buffers, in the file's order
     Provenance from;                        // the state_dict itself
     /// The file keeps names sorted, not in the module's order: safetensors (its header is sorted)
-    /// and a sharded set's index (save_pretrained writes it with sort_keys). The optimizer's
+    /// and a sharded set's index (huggingface_hub serialization/_torch.py writes it with
+    /// json.dumps(index, indent=2, sort_keys=True); stored copy, commit not recorded). The optimizer's
     /// positional keys then cannot be matched to names by order.
     bool sortedNames = false;
 };
