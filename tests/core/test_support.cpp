@@ -121,4 +121,12 @@ CkptRun runCkpt(const QStringList& args)
 std::string keyString(const ckpt::KeyPath& path) { return ckpt::keyPathToJson(path).dump(); }
 std::string keyString(const nlohmann::json& key) { return key.dump(); }
 
+nlohmann::json ckptJson(const QStringList& args)
+{
+    const CkptRun r = runCkpt(args);
+    if (r.code != 0 && r.code != 1)
+        qWarning("ckpt %s: %s", qPrintable(args.join(' ')), r.err.constData());
+    return nlohmann::json::parse(r.out.toStdString());
+}
+
 } // namespace testsupport

@@ -39,6 +39,8 @@ struct CkptRun {
     QByteArray out, err;
 };
 CkptRun runCkpt(const QStringList& args);
+/// runCkpt's standard output as JSON (a warning names the command when it failed to run).
+nlohmann::json ckptJson(const QStringList& args);
 
 inline QByteArray q(const std::string& s) { return QByteArray::fromStdString(s); }
 

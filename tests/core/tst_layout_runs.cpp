@@ -18,14 +18,6 @@ namespace {
 std::string run(const std::string& name) { return std::string(CKPT_TESTDATA_DIR) + "/layout_runs/" + name; }
 QString qrun(const std::string& name) { return QString::fromStdString(run(name)); }
 
-json ckptJson(const QStringList& args)
-{
-    const CkptRun r = runCkpt(args);
-    if (r.code != 0 && r.code != 1)
-        qWarning("ckpt %s: %s", qPrintable(args.join(' ')), r.err.constData());
-    return json::parse(r.out.toStdString());
-}
-
 const json* parameter(const json& state, const std::string& name)
 {
     for (const auto& p : state["model"]["parameters"]) {

@@ -19,14 +19,6 @@ namespace {
 std::string folder(const std::string& name) { return std::string(CKPT_TESTDATA_DIR) + "/model_folders/" + name; }
 QString qfolder(const std::string& name) { return QString::fromStdString(folder(name)); }
 
-json ckptJson(const QStringList& args)
-{
-    const CkptRun r = runCkpt(args);
-    if (r.code != 0 && r.code != 1)
-        qWarning("ckpt %s: %s", qPrintable(args.join(' ')), r.err.constData());
-    return json::parse(r.out.toStdString());
-}
-
 std::size_t weightMapSize(const std::string& index)
 {
     std::ifstream in(index);
