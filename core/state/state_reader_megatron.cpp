@@ -212,6 +212,18 @@ void StateReader::readMegatron()
             it->second.byTp[r.info->tp] = &p;
         }
     }
+    // A rank whose file could not be read leaves its shards out: joined without them, every split
+    // parameter would look reshaped. W is then not assembled; the unreadable file is the finding.
+    const auto unread = std::find_if(ranks.begin(), ranks.end(), [](const RankState& r) { return !r.state.model; });
+    const auto files = std::count_if(m_state.layout.files.begin(), m_state.layout.files.end(),
+                                     [](const LayoutFile& f) { return f.role == "state"; });
+    if (unread != ranks.end() || static_cast<std::ptrdiff_t>(ranks.size()) != files) {
+        m_state.warnings.push_back("the model is not assembled over the tensor x pipeline ranks: "
+                                   + (unread != ranks.end() ? unread->info->path : std::string("a rank's file"))
+                                   + " holds no readable model state");
+        merged.clear();
+        order.clear();
+    }
     ModelPart model;
     model.from = ranks.front().state.model ? ranks.front().state.model->from : Provenance{ranks.front().info->path, {}};
     for (const auto& name : order) {

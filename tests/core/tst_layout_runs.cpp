@@ -6,6 +6,7 @@
 
 #include "ckpt/state/run_discovery.h"
 
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <filesystem>
@@ -89,6 +90,24 @@ private slots:
             QVERIFY2(t["numel"] == json(32 * 8), t.dump().c_str()); // both vocab-parallel halves
         }
         QVERIFY(seen);
+    }
+
+    // One rank's file truncated: the unreadable file is the error, and the other ranks' shards are not
+    // joined into a W that would look reshaped (no model.shape-changed against the save before).
+    void megatronTruncatedRank()
+    {
+        QTemporaryDir tmp;
+        const std::string dir = tmp.path().toStdString() + "/run";
+        std::filesystem::copy(run("megatron-tp2-pp2"), dir, std::filesystem::copy_options::recursive);
+        const std::string victim = dir + "/iter_0000030/mp_rank_01_001/model_optim_rng.pt";
+        std::filesystem::resize_file(victim, 5000);
+        const json report = ckptJson({QStringLiteral("check"), QString::fromStdString(dir), QStringLiteral("--json")});
+        bool unreadable = false;
+        for (const auto& f : report["findings"]) {
+            QVERIFY2(f["rule"] != "model.shape-changed", f.dump().c_str());
+            unreadable = unreadable || (f["rule"] == "integrity.file-unreadable" && f["severity"] == "error");
+        }
+        QVERIFY(unreadable);
     }
 
     // Clean Megatron runs are quiet; the LR scheduler stepped twice on resume is an error naming it.
