@@ -82,7 +82,13 @@ void configRules(const CheckpointFacts& c, Findings& out)
     if (const StateField* layers = configField(s, "num_hidden_layers")) {
         const auto n = toNumber(layers->value);
         const auto stack = layerStack(*s.model);
-        if (n && stack && static_cast<int64_t>(stack->indices.size()) != static_cast<int64_t>(*n)) {
+        // DeepSeek-V3's checkpoints keep their multi-token-prediction layers after the decoder's, as
+        // model.layers.<num_hidden_layers>... (config num_nextn_predict_layers): blocks the loader
+        // expects too.
+        const StateField* mtp = configField(s, "num_nextn_predict_layers");
+        const int64_t extra = mtp && toNumber(mtp->value) ? static_cast<int64_t>(*toNumber(mtp->value)) : 0;
+        const int64_t blocks = stack ? static_cast<int64_t>(stack->indices.size()) : 0;
+        if (n && stack && blocks != static_cast<int64_t>(*n) && blocks != static_cast<int64_t>(*n) + extra) {
             disagree("the weights hold " + std::to_string(stack->indices.size()) + " block(s) of " + stack->prefix + " but the config says "
                          + layers->value + " layers",
                      *layers, evidence("blocks in the weights", std::to_string(stack->indices.size()) + " (" + stack->prefix + ".0 .. "

@@ -87,6 +87,7 @@ void StateReader::readModelConfig(const LayoutFile& info)
         {"vocab_size", {"vocab_size", "padded_vocab_size"}},
         {"hidden_size", {"hidden_size", "n_embd", "d_model", "dim"}},
         {"num_hidden_layers", {"num_hidden_layers", "n_layer", "num_layers", "n_layers"}},
+        {"num_nextn_predict_layers", {"num_nextn_predict_layers"}}, // DeepSeek-V3's multi-token prediction layers
         {"num_attention_heads", {"num_attention_heads", "n_head", "n_heads"}},
         {"num_key_value_heads", {"num_key_value_heads", "n_kv_heads"}},
         {"intermediate_size", {"intermediate_size", "n_inner", "ffn_dim"}},

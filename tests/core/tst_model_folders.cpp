@@ -7,7 +7,10 @@
 
 #include "ckpt/state/run_discovery.h"
 
+#include <QTemporaryDir>
 #include <QTest>
+
+#include <filesystem>
 
 #include <fstream>
 
@@ -113,6 +116,19 @@ private slots:
         QCOMPARE(messages.size(), 2);
         QVERIFY2(messages.join('\n').contains("4 block(s) of model.layers but the config says 6 layers"), qPrintable(messages.join('\n')));
         QVERIFY2(messages.join('\n').contains("has 32 rows but the config's vocab_size is 48"), qPrintable(messages.join('\n')));
+        // DeepSeek-V3 keeps its multi-token-prediction layers after the decoder's: 3 + 1 blocks agree.
+        QTemporaryDir tmp;
+        const std::string mtp = tmp.path().toStdString() + "/mtp";
+        std::filesystem::copy(folder("llama-sharded"), mtp);
+        json config = readJson(mtp + "/config.json");
+        config["num_hidden_layers"] = 3;
+        config["num_nextn_predict_layers"] = 1;
+        std::ofstream(mtp + "/config.json") << config.dump(2);
+        const CkptRun withMtp = runCkpt({QStringLiteral("check"), QString::fromStdString(mtp)});
+        QVERIFY2(withMtp.code == 0, withMtp.out.constData());
+        config["num_nextn_predict_layers"] = 0;
+        std::ofstream(mtp + "/config.json") << config.dump(2);
+        QCOMPARE(runCkpt({QStringLiteral("check"), QString::fromStdString(mtp)}).code, 1);
         for (const char* name : {"llama-sharded", "gpt2-bin-sharded", "models", "trainer-sharded"}) {
             const CkptRun r = runCkpt({QStringLiteral("check"), qfolder(name)});
             QVERIFY2(r.code == 0, (std::string(name) + ": " + r.out.toStdString() + r.err.toStdString()).c_str());
