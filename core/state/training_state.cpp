@@ -6,6 +6,7 @@
 #include "state_reader.h"
 
 #include "ckpt/formats/python_json.h"
+#include "ckpt/formats/yaml_json.h"
 #include "ckpt/io/errors.h"
 #include "ckpt/io/read_only_file.h"
 #include "state_structure.h"
@@ -35,8 +36,15 @@ void StateReader::read()
     openFiles();
     readJsonSidecars();
     refineSingleFileLayout();
-    for (auto& f : m_files)
-        readModel(f);
+    // The base weights first, so W's provenance is theirs; a LoRA adapter's parameters join them.
+    for (auto& f : m_files) {
+        if (f.info.role != "adapter")
+            readModel(f);
+    }
+    for (auto& f : m_files) {
+        if (f.info.role == "adapter")
+            readModel(f);
+    }
     readZero();
     for (auto& f : m_files)
         readOptimizer(f);
@@ -83,34 +91,67 @@ void StateReader::readModelConfig(const LayoutFile& info)
     static const std::vector<std::pair<const char*, std::vector<const char*>>> facts = {
         {"architectures", {"architectures"}},
         {"model_type", {"model_type"}},
-        {"torch_dtype", {"torch_dtype", "dtype"}},
+        {"torch_dtype", {"torch_dtype", "dtype", "precision"}}, // NeMo's and Lightning's precision: 16, bf16, bf16-mixed
         {"vocab_size", {"vocab_size", "padded_vocab_size"}},
         {"hidden_size", {"hidden_size", "n_embd", "d_model", "dim"}},
         {"num_hidden_layers", {"num_hidden_layers", "n_layer", "num_layers", "n_layers"}},
         {"num_nextn_predict_layers", {"num_nextn_predict_layers"}}, // DeepSeek-V3's multi-token prediction layers
         {"num_attention_heads", {"num_attention_heads", "n_head", "n_heads"}},
-        {"num_key_value_heads", {"num_key_value_heads", "n_kv_heads"}},
-        {"intermediate_size", {"intermediate_size", "n_inner", "ffn_dim"}},
-        {"max_position_embeddings", {"max_position_embeddings", "n_positions", "max_seq_len"}},
-        {"tie_word_embeddings", {"tie_word_embeddings"}},
+        {"num_key_value_heads", {"num_key_value_heads", "n_kv_heads", "num_query_groups"}},
+        {"intermediate_size", {"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"}},
+        {"max_position_embeddings", {"max_position_embeddings", "n_positions", "max_seq_len", "encoder_seq_length"}},
+        {"tie_word_embeddings", {"tie_word_embeddings", "share_embeddings_and_output_weights"}},
+        {"tensor_model_parallel_size", {"tensor_model_parallel_size"}},
+        {"pipeline_model_parallel_size", {"pipeline_model_parallel_size"}},
         {"transformers_version", {"transformers_version"}},
         {"peft_type", {"peft_type"}},
         {"lora_r", {"r"}},
+        {"lora_alpha", {"lora_alpha"}},
+        {"lora_target_modules", {"target_modules"}},
         {"base_model", {"base_model_name_or_path"}},
     };
+    const std::string name = std::filesystem::path(info.path).filename().string();
+    const bool yaml = name.ends_with(".yaml") || name.ends_with(".yml");
     nlohmann::json j;
     try {
-        j = parsePythonJson(readBoundedFile(info.path, kSidecarJsonLimit));
+        const std::string text = readBoundedFile(info.path, kSidecarJsonLimit);
+        j = yaml ? parseYaml(text) : parsePythonJson(text);
     } catch (const std::exception& e) {
         m_state.warnings.push_back(info.path + ": not read as a model configuration (" + e.what() + ")");
         return;
     }
-    if (!j.is_object())
+    // The facts sit at the top of config.json and of NeMo 1.x's model_config.yaml; a Lightning
+    // hparams.yaml keeps the model's under `cfg` (NeMo's ModelPT saves its whole cfg as the
+    // hyperparameter), NeMo 2.0's context/model.yaml under `config` (the serialized
+    // GPTConfig the model was built from). The first level that names any fact is read.
+    KeyPath at;
+    const nlohmann::json* level = &j;
+    auto namesFact = [&](const nlohmann::json& o) {
+        for (const auto& [fact, keys] : facts) {
+            for (const char* key : keys) {
+                if (o.contains(key) && std::string_view(fact) != "torch_dtype")
+                    return true;
+            }
+        }
+        return false;
+    };
+    for (const std::vector<const char*>& path : std::vector<std::vector<const char*>>{{}, {"cfg"}, {"model"}, {"config"}, {"cfg", "model"}, {"model", "config"}}) {
+        const nlohmann::json* o = &j;
+        for (const char* k : path)
+            o = o->is_object() && o->contains(k) ? &(*o)[k] : nullptr;
+        if (o && o->is_object() && namesFact(*o)) {
+            level = o;
+            for (const char* k : path)
+                at.emplace_back(std::string(k));
+            break;
+        }
+    }
+    if (!level->is_object())
         return;
-    for (const auto& [name, keys] : facts) {
+    for (const auto& [fact, keys] : facts) {
         for (const char* key : keys) {
-            const auto it = j.find(key);
-            if (it == j.end() || it->is_null())
+            const auto it = level->find(key);
+            if (it == level->end() || it->is_null())
                 continue;
             std::string text;
             if (it->is_array()) {
@@ -120,7 +161,9 @@ void StateReader::readModelConfig(const LayoutFile& info)
                 text = it->is_string() ? it->get<std::string>() : it->dump();
             }
             if (!text.empty()) {
-                field(m_state.environment, std::string("config.") + name, text, {info.path, {std::string(key)}});
+                KeyPath where = at;
+                where.emplace_back(std::string(key));
+                field(m_state.environment, std::string("config.") + fact, text, {info.path, std::move(where)});
                 break;
             }
         }
@@ -131,7 +174,8 @@ void StateReader::readJsonSidecars()
 {
     for (const auto& info : m_state.layout.files) {
         const std::string name = std::filesystem::path(info.path).filename().string();
-        if (info.role == "config" && (name == "config.json" || name == "params.json" || name == "adapter_config.json"))
+        if (info.role == "config"
+            && (name == "config.json" || name == "params.json" || name == "adapter_config.json" || name.ends_with(".yaml") || name.ends_with(".yml")))
             readModelConfig(info);
         if (info.role != "manifest" && info.role != "trainer_state")
             continue;
