@@ -74,7 +74,7 @@ Aligned alignTensors(const TrainingState& s, const std::string& prefix, TensorSo
         return out;
     // Everything else, by file name and key path: EMA weights, extra buffers, ZeRO partitions.
     for (const auto& f : s.layout.files) {
-        static const std::set<std::string> roles = {"model", "optimizer", "state", "scaler", "scheduler", "data"};
+        static const std::set<std::string> roles = {"model", "adapter", "optimizer", "state", "scaler", "scheduler", "data"};
         if (!roles.contains(f.role) || !opensAsCheckpointFile(f))
             continue;
         try {

@@ -199,6 +199,7 @@ std::vector<Finding> checkCheckpoint(const CheckpointFacts& c)
     rules::securityRules(c, out);
     rules::modelRules(c, out);
     rules::configRules(c, out);
+    rules::adapterRules(c, out);
     rules::optimizerRules(c, out);
     rules::schedulerRules(c, out);
     rules::scalerRules(c, out);

@@ -16,6 +16,7 @@ using Findings = std::vector<Finding>;
 // One checkpoint.
 void modelRules(const CheckpointFacts& c, Findings& out);
 void configRules(const CheckpointFacts& c, Findings& out);
+void adapterRules(const CheckpointFacts& c, Findings& out);
 void optimizerRules(const CheckpointFacts& c, Findings& out);
 void schedulerRules(const CheckpointFacts& c, Findings& out);
 void scalerRules(const CheckpointFacts& c, Findings& out);

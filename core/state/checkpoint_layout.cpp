@@ -69,6 +69,10 @@ std::string roleOfFile(const std::string& name, int& rank)
         rank = std::max(rank, 0);
         return "rng";
     }
+    // A LoRA adapter: peft's save_pretrained writes adapter_model.safetensors (or .bin); torchtune
+    // writes adapter_model.pt in its own parameter names beside that PEFT copy (docs/layouts.md §4).
+    if (name.starts_with("adapter_model.") && isTorchFileName(name))
+        return "adapter";
     if (name.find("optim") != std::string::npos) {
         rank = rankInName(name, zeroRank);
         return "optimizer";

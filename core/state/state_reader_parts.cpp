@@ -15,11 +15,31 @@
 #include <tuple>
 
 namespace ckpt::detail {
+namespace {
+
+// The one file a LoRA adapter is read from when a folder holds it twice: torchtune saves
+// adapter_model.pt in its own names, which its recipes resume from and its optimizer state is keyed
+// by, and a PEFT copy beside it (pytorch/torchtune@bd2a0fc7 torchtune/training/checkpointing/
+// _checkpointer.py save_checkpoint). A peft save_pretrained folder has one file.
+std::string adapterFile(const CheckpointLayout& layout)
+{
+    std::string chosen;
+    for (const auto& f : layout.files) {
+        if (f.role == "adapter" && (chosen.empty() || f.path.ends_with(".pt")))
+            chosen = f.path;
+    }
+    return chosen;
+}
+
+} // namespace
 
 void StateReader::readModel(Opened& f)
 {
     // Several model files (shards of one state_dict) merge into one W; otherwise the first wins.
-    if (m_state.model && f.info.role != "model")
+    // An adapter's parameters join W once (adapterFile).
+    if (f.info.role == "adapter" && f.info.path != adapterFile(m_state.layout))
+        return;
+    if (m_state.model && f.info.role != "model" && f.info.role != "adapter")
         return;
     const ValueGraph& g = f.file->graph();
     const NodeId root = f.file->root();
@@ -31,10 +51,10 @@ void StateReader::readModel(Opened& f)
             break;
         }
     }
-    if (found.node == kNoNode && (f.info.role == "model" || f.info.role == "state") && stateDictScore(g, root) > 0
-        && !isOptimizerDict(g, root))
+    const bool weights = f.info.role == "model" || f.info.role == "adapter" || f.info.role == "state";
+    if (found.node == kNoNode && weights && stateDictScore(g, root) > 0 && !isOptimizerDict(g, root))
         found = {root, {}};
-    if (found.node == kNoNode && (f.info.role == "state" || f.info.role == "model"))
+    if (found.node == kNoNode && weights)
         found = findByStructure(g, root, [&](NodeId n) { return stateDictScore(g, n) > 0; }, 3);
     if (found.node == kNoNode)
         return;

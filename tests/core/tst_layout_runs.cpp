@@ -188,6 +188,35 @@ private slots:
             embed = embed || (ps["index"] == "tok_embeddings.weight" && ps["name"] == "model.embed_tokens.weight");
         QVERIFY(embed);
     }
+
+    // torchtune's LoRA recipe saves its adapter twice: adapter_model.pt in torchtune's names (what it
+    // resumes from and its optimizer is keyed by) and a PEFT copy. W holds the merged base weights and
+    // the adapter once; the listing of the folder still shows both files' tensors.
+    void torchtuneLoraAdapterOnce()
+    {
+        const json s = ckptJson({QStringLiteral("show"), qrun("torchtune-lora/epoch_0"), QStringLiteral("--json")});
+        QCOMPARE(s["model"]["count"].get<int>(), 21 + 8);
+        QVERIFY2(s["model"]["source"]["file"].get<std::string>().ends_with("/model.safetensors"), s["model"]["source"].dump().c_str());
+        int adapters = 0;
+        for (const auto& p : s["model"]["parameters"]) {
+            const std::string name = p["name"];
+            QVERIFY2(!name.starts_with("base_model.model."), "the PEFT copy joined W");
+            if (name.find(".lora_") != std::string::npos) {
+                QVERIFY2(p["source"]["file"].get<std::string>().ends_with("/adapter_model.pt"), name.c_str());
+                ++adapters;
+            }
+        }
+        QCOMPARE(adapters, 8);
+        QVERIFY2(s["optimizer"]["name_mapping"].get<std::string>().starts_with("by name"), s["optimizer"]["name_mapping"].dump().c_str());
+        const json listing = ckptJson({QStringLiteral("tensors"), qrun("torchtune-lora/epoch_0"), QStringLiteral("--json")});
+        std::map<std::string, std::size_t> byRole;
+        for (const auto& f : listing["files"])
+            byRole[f["role"].get<std::string>()] += f["tensors"].size();
+        QCOMPARE(byRole["adapter"], std::size_t(8 + 8));
+        QCOMPARE(byRole["model"], std::size_t(21));
+        const CkptRun check = runCkpt({QStringLiteral("check"), qrun("torchtune-lora")});
+        QVERIFY2(check.code == 0 && check.out.contains("0 error(s), 0 warning(s)"), check.out.constData());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestLayoutRuns)

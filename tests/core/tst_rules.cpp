@@ -128,6 +128,11 @@ private slots:
             sample("deepspeed/global_step40"), "error");
         row("model.config-disagrees", std::string(CKPT_TESTDATA_DIR) + "/model_folders/config-mismatch",
             std::string(CKPT_TESTDATA_DIR) + "/model_folders/llama-sharded", "error");
+        // A peft adapter against its adapter_config.json (a rank_pattern the healthy folder keeps) and the base beside it.
+        const std::string folders = std::string(CKPT_TESTDATA_DIR) + "/model_folders/";
+        row("model.adapter-disagrees", folders + "peft-lora-rank-lost", folders + "peft-lora", "error");
+        row("model.adapter-disagrees", folders + "peft-lora-wrong-base", folders + "peft-lora", "error");
+        row("model.adapter-untargeted", folders + "peft-lora-untargeted", folders + "peft-lora", "warning");
         row("rng.missing", sample("lightning/checkpoints/epoch=1-step=50.ckpt"), sample("ddp4-mlp/checkpoint-0000300"), "info");
         row("rng.invalid", rcase("bad_rng.pt"), good, "error");
         row("rng.rank-missing", rcase("ranks3"), sample("ddp4-mlp/checkpoint-0000300"), "error");

@@ -34,7 +34,8 @@ struct LayoutFile {
     std::string role; // model, optimizer, scheduler, scaler, rng, state, training_args, trainer_state,
                       // manifest, complete, metadata, data, config (config.json, tokenizer files, YAML:
                       // E), model_shard (a shard read through its safetensors index), model_index (a
-                      // .bin index, which only maps names to its shards), other
+                      // .bin index, which only maps names to its shards), adapter (a LoRA adapter's weights:
+                      // adapter_model.*), other
     int rank = -1;
     int tp = -1, pp = -1; // Megatron's tensor- and pipeline-parallel position, from mp_rank_TT[_PPP]
 };
