@@ -464,6 +464,63 @@ private slots:
         PageTest::grab(page, QStringLiteral("tensors_zero_partitions"));
     }
 
+    // Megatron-LM TP 2 x PP 2: each parameter's tensor-parallel shards (one per mp_rank file) get one row
+    // under the global name, joined along the split dimension, with statistics over the whole
+    // parameter; a replicated layernorm's copies are compared instead.
+    void megatronShardsJoined()
+    {
+        const QString iter = QStringLiteral(CKPT_TESTDATA_DIR "/layout_runs/megatron-tp2-pp2/iter_0000020");
+        QTemporaryDir out;
+        QVERIFY(out.isValid());
+        const QString truthFile = out.filePath(QStringLiteral("truth.json"));
+        // Stage 1's layer 0 is global layer 2 (num_layers 4 over 2 stages).
+        const QString failed = UiTest::runPython(QStringLiteral(
+            "import json, sys, torch\n"
+            "shards = [torch.load('%1/mp_rank_0%d_001/model_optim_rng.pt' % tp)['model']\n"
+            "          ['decoder.layers.0.self_attention.linear_qkv.weight'].double() for tp in (0, 1)]\n"
+            "whole = torch.cat(shards, 0)\n"
+            "json.dump({'rows': [s.shape[0] for s in shards], 'cols': shards[0].shape[1], 'mean': whole.mean().item(),\n"
+            "           'l2': whole.norm().item(), 'min': whole.min().item(), 'max': whole.max().item()}, open(sys.argv[1], 'w'))\n").arg(iter), truthFile);
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        const QJsonObject truth = UiTest::readJson(truthFile);
+        QVERIFY(!truth.isEmpty());
+
+        CheckpointTensorsPage page;
+        QAbstractItemModelTester tester(page.model());
+        QVERIFY(loadStatsAndWait(page, std::make_shared<const ckpt::TrainingState>(ckpt::readTrainingState(iter.toStdString()))));
+        const std::vector<TensorRow>& rows = page.model()->tensors();
+        const auto named = [&](const QString& name) {
+            return std::find_if(rows.begin(), rows.end(), [&](const TensorRow& r) { return !r.members.empty() && r.name == name; });
+        };
+        const auto qkv = named(QStringLiteral("decoder.layers.2.self_attention.linear_qkv.weight"));
+        QVERIFY(qkv != rows.end());
+        QCOMPARE(qkv->shardKind, QStringLiteral("tensor-parallel shards"));
+        QVERIFY(!qkv->replicated);
+        const QJsonArray shardRows = truth[QStringLiteral("rows")].toArray();
+        QCOMPARE(qkv->shape, (std::vector<int64_t>{shardRows[0].toInteger() + shardRows[1].toInteger(), truth[QStringLiteral("cols")].toInteger()}));
+        QCOMPARE(qkv->shards.size(), std::size_t(2));
+        QCOMPARE(qkv->shards[1].offsets, (std::vector<int64_t>{shardRows[0].toInteger(), 0}));
+        QVERIFY(qkv->stats && qkv->stats->problem.isEmpty());
+        QVERIFY(near(qkv->stats->mean, truth[QStringLiteral("mean")]));
+        QVERIFY(near(qkv->stats->l2, truth[QStringLiteral("l2")]));
+        QVERIFY(near(qkv->stats->min, truth[QStringLiteral("min")]));
+        QVERIFY(near(qkv->stats->max, truth[QStringLiteral("max")]));
+        // A row-parallel weight splits its columns.
+        const auto proj = named(QStringLiteral("decoder.layers.3.self_attention.linear_proj.weight"));
+        QVERIFY(proj != rows.end());
+        QCOMPARE(proj->shards[1].offsets[0], 0);
+        QCOMPARE(proj->shards[1].offsets[1], proj->shards[0].sizes[1]);
+        // A layernorm fused into linear_qkv is replicated over the TP ranks: its copies agree.
+        const auto norm = named(QStringLiteral("decoder.layers.0.self_attention.linear_qkv.layer_norm_weight"));
+        QVERIFY(norm != rows.end());
+        QVERIFY(norm->replicated);
+        QVERIFY(norm->stats && norm->stats->shardSummary.isEmpty());
+        QCOMPARE(norm->stats->shardNotes.value(1), QStringLiteral("identical"));
+        QVERIFY(page.selectTensor(qkv->name, qkv->file));
+        QCOMPARE(page.shardMap()->barCount(), 2);
+        PageTest::grab(page, QStringLiteral("tensors_megatron_tp"));
+    }
+
     // DDP ranks that each saved the model: the copies are compared with rank 0's, bit for bit.
     void ddpReplicasCompared()
     {

@@ -167,6 +167,67 @@ void addRankGroups(Layout layout, const std::vector<OpenedFile>& opened, std::ve
     }
 }
 
+// Parameters a layout stores in pieces across its files (Megatron-LM's tensor-parallel shards, one
+// per mp_rank file: ParameterEntry::pieces). One row more per parameter, under its global name,
+// joins the pieces along the split dimension, or checks the copies of a replicated parameter
+// (layernorms, row-parallel biases) agree; the per-file rows stay.
+void addPieceGroups(const TrainingState& state, const std::vector<std::shared_ptr<const CheckpointFile>>& files,
+                    std::vector<TensorRow>& rows)
+{
+    if (!state.model)
+        return;
+    std::map<std::pair<int, QString>, int> rowOf; // (file index, key) -> row
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i].fileIndex >= 0)
+            rowOf.emplace(std::pair{rows[i].fileIndex, rows[i].name}, static_cast<int>(i));
+    }
+    std::map<std::string, int> fileIndex;
+    for (std::size_t i = 0; i < files.size(); ++i)
+        fileIndex.emplace(files[i]->path(), static_cast<int>(i));
+    for (const ParameterEntry& p : state.model->parameters) {
+        if (p.pieces.size() < 2)
+            continue;
+        std::vector<int> members;
+        for (const Provenance& piece : p.pieces) {
+            const auto file = fileIndex.find(piece.file);
+            const auto row = file == fileIndex.end() ? rowOf.end() : rowOf.find({file->second, formatKey(piece.key)});
+            if (row == rowOf.end())
+                break;
+            members.push_back(row->second);
+        }
+        if (members.size() != p.pieces.size())
+            continue; // a piece's file did not open: its error is listed, the pieces stay per file
+        TensorRow group;
+        group.name = fromUtf8(p.name);
+        group.dtype = fromUtf8(p.dtype);
+        group.shape = p.shape;
+        group.numel = p.numel;
+        group.replicated = p.splitDim < 0;
+        group.shardKind = group.replicated ? QObject::tr("replicas") : QObject::tr("tensor-parallel shards");
+        group.members = members;
+        QStringList names;
+        int64_t offset = 0;
+        for (std::size_t i = 0; i < members.size(); ++i) {
+            const TensorRow& r = rows[static_cast<std::size_t>(members[i])];
+            std::vector<int64_t> offsets(r.shape.size(), 0);
+            if (!group.replicated && static_cast<std::size_t>(p.splitDim) < offsets.size()) {
+                offsets[static_cast<std::size_t>(p.splitDim)] = offset;
+                offset += r.shape[static_cast<std::size_t>(p.splitDim)];
+            }
+            group.shards.push_back({static_cast<int>(i), offsets, r.shape, r.file, {}});
+            group.bytes += group.replicated && i > 0 ? 0 : r.bytes;
+            names.append(r.file);
+            if (!r.problem.isEmpty() && group.problem.isEmpty())
+                group.problem = r.problem;
+        }
+        group.file = names.join(QStringLiteral(", "));
+        const int at = static_cast<int>(rows.size());
+        for (const int m : members)
+            rows[static_cast<std::size_t>(m)].group = at;
+        rows.push_back(std::move(group));
+    }
+}
+
 } // namespace
 
 CheckpointTensors collectTensors(const TrainingState& state, const std::function<bool(int, int)>& progress)
@@ -202,6 +263,7 @@ CheckpointTensors collectTensors(const TrainingState& state, const std::function
         }
     }
     addRankGroups(state.layout.layout, opened, out.rows);
+    addPieceGroups(state, out.files, out.rows);
     if (progress)
         progress(total, total);
     return out;
