@@ -5,6 +5,7 @@
 #include "rule_families.h"
 #include "rule_support.h"
 
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <set>
@@ -56,6 +57,56 @@ const ParameterEntry* tokenEmbedding(const ModelPart& model)
     return nullptr;
 }
 
+// The ids the tokenizer and the generation settings beside the weights produce index the token
+// embedding: an id at or past its rows reaches no embedding (an index error, on a GPU a device-side
+// assert), the usual trace of tokens added without resize_token_embeddings.
+void tokenizerRules(const TrainingState& s, const ParameterEntry& embed, Findings& out)
+{
+    const int64_t rows = embed.shape[0];
+    std::vector<Evidence> beyond;
+    std::string message;
+    const std::string past = " past the " + std::to_string(rows) + " rows of the token embedding " + embed.name;
+    for (const StateField* f : findFields(s.environment, "tokenizer.ids")) {
+        if (const auto n = toNumber(f->value); n && static_cast<int64_t>(*n) > rows) {
+            const std::string file = std::filesystem::path(f->from.file).filename().string();
+            beyond.push_back(evidence("token ids of " + file, "0 .. " + std::to_string(static_cast<int64_t>(*n) - 1), f->from));
+            if (message.empty())
+                message = file + " produces token ids up to " + std::to_string(static_cast<int64_t>(*n) - 1) + "," + past;
+        }
+    }
+    for (const auto& f : s.environment) {
+        if (!f.name.starts_with("generation."))
+            continue;
+        // A single id or a list of ids ("[128001, 128008, 128009]").
+        std::string digits;
+        for (const char ch : f.value + " ") {
+            if (ch >= '0' && ch <= '9') {
+                digits += ch;
+            } else if (!digits.empty()) {
+                if (digits.size() > 18 || std::stoll(digits) >= rows) {
+                    beyond.push_back(evidence(f.name.substr(11), f.value, f.from));
+                    if (message.empty())
+                        message = "generation_config.json's " + f.name.substr(11) + " " + f.value + " reaches" + past;
+                    break;
+                }
+                digits.clear();
+            }
+        }
+    }
+    if (beyond.empty())
+        return;
+    Finding finding = makeFinding("model.tokenizer-disagrees", message,
+        hintWithNext("Tokens were added to the tokenizer (special tokens, a chat template's markers) without "
+                     "resize_token_embeddings, or the tokenizer of another model was saved beside these weights: the "
+                     "ids past the embedding's rows cannot be embedded (recovery guide §9.1 on checking the tokenizer "
+                     "before a resume).", Component::Model));
+    finding.assumes = "token ids index the token embedding's rows directly, as transformers' model classes do (a model with "
+                      "a separate table for added tokens, such as IDEFICS's decoupled embedding, does not)";
+    finding.evidence = std::move(beyond);
+    finding.evidence.push_back(evidence(embed.name + " shape", shapeText(embed.shape), embed.from));
+    out.push_back(std::move(finding));
+}
+
 } // namespace
 
 // W against the configuration saved beside it (E: config.json). transformers' from_pretrained builds
@@ -104,6 +155,7 @@ void configRules(const CheckpointFacts& c, Findings& out)
                      + vocab->value,
                  *vocab, evidence(embed->name + " shape", "[" + std::to_string(embed->shape[0]) + ", " + std::to_string(embed->shape[1]) + "]", embed->from));
     }
+    tokenizerRules(s, *embed, out);
     if (const StateField* hidden = configField(s, "hidden_size"); hidden && toNumber(hidden->value)
         && embed->shape[1] != static_cast<int64_t>(*toNumber(hidden->value))) {
         disagree("the token embedding " + embed->name + " is " + std::to_string(embed->shape[1]) + " wide but the config's hidden_size is "

@@ -16,6 +16,8 @@ const std::vector<RuleInfo> kRules = {
      "the checkpoint holds no model state_dict (optimizer or RNG only)"},
     {"model.config-disagrees", S::Error, C::Model, R::Checkpoint, "§2.1, §9.2",
      "the weights' block count, vocabulary rows or width disagree with the config.json saved beside them"},
+    {"model.tokenizer-disagrees", S::Warning, C::Model, R::Checkpoint, "§9.1",
+     "the tokenizer or generation_config.json beside the weights produces token ids past the token embedding's rows"},
     {"model.adapter-disagrees", S::Error, C::Model, R::Checkpoint, "§2.1, §9.2",
      "a LoRA adapter's weights disagree with its adapter_config.json's rank, with each other, or with the base weight beside them"},
     {"model.adapter-untargeted", S::Warning, C::Model, R::Checkpoint, "§9.2",

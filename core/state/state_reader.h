@@ -39,6 +39,7 @@ private:
     void field(std::vector<StateField>& into, const std::string& name, const std::string& value, Provenance from);
     void readJsonSidecars();
     void readModelConfig(const LayoutFile& info);
+    void readTokenizerFiles(const LayoutFile& info);
     void refineSingleFileLayout();
     void settleGlobalStep();
 

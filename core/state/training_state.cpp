@@ -6,6 +6,7 @@
 #include "state_reader.h"
 
 #include "ckpt/formats/python_json.h"
+#include "ckpt/formats/tokenizer_json.h"
 #include "ckpt/formats/yaml_json.h"
 #include "ckpt/io/errors.h"
 #include "ckpt/io/read_only_file.h"
@@ -170,6 +171,35 @@ void StateReader::readModelConfig(const LayoutFile& info)
     }
 }
 
+// E from the tokenizer and generation settings saved beside the model: the ids the tokenizer can
+// produce (tokenizer.json's vocabulary and added tokens, tokenizer_config.json's
+// added_tokens_decoder) and the special token ids generation uses (generation_config.json), which
+// the token embedding must have rows for.
+void StateReader::readTokenizerFiles(const LayoutFile& info)
+{
+    const std::string name = std::filesystem::path(info.path).filename().string();
+    try {
+        if (name == "tokenizer.json" || name == "tokenizer_config.json") {
+            const std::string text = readBoundedFile(info.path, kSidecarJsonLimit);
+            const TokenizerIds ids = name == "tokenizer.json" ? tokenizerJsonIds(text) : tokenizerConfigIds(text);
+            const KeyPath key = name == "tokenizer.json" ? KeyPath{std::string("model"), std::string("vocab")} : KeyPath{std::string("added_tokens_decoder")};
+            if (ids.maxId)
+                field(m_state.environment, "tokenizer.ids", std::to_string(*ids.maxId + 1), {info.path, key});
+            if (!ids.modelType.empty())
+                field(m_state.environment, "tokenizer.model", ids.modelType, {info.path, {std::string("model"), std::string("type")}});
+        } else if (name == "generation_config.json") {
+            const nlohmann::json j = parsePythonJson(readBoundedFile(info.path, kSidecarJsonLimit));
+            for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id"}) {
+                const auto it = j.find(key);
+                if (it != j.end() && (it->is_number_integer() || it->is_array()))
+                    field(m_state.environment, std::string("generation.") + key, it->dump(), {info.path, {std::string(key)}});
+            }
+        }
+    } catch (const std::exception& e) {
+        m_state.warnings.push_back(info.path + ": not read (" + e.what() + ")");
+    }
+}
+
 void StateReader::readJsonSidecars()
 {
     for (const auto& info : m_state.layout.files) {
@@ -177,6 +207,8 @@ void StateReader::readJsonSidecars()
         if (info.role == "config"
             && (name == "config.json" || name == "params.json" || name == "adapter_config.json" || name.ends_with(".yaml") || name.ends_with(".yml")))
             readModelConfig(info);
+        if (info.role == "config")
+            readTokenizerFiles(info);
         if (info.role != "manifest" && info.role != "trainer_state")
             continue;
         nlohmann::json j;

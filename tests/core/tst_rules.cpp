@@ -130,6 +130,7 @@ private slots:
             std::string(CKPT_TESTDATA_DIR) + "/model_folders/llama-sharded", "error");
         // A peft adapter against its adapter_config.json (a rank_pattern the healthy folder keeps) and the base beside it.
         const std::string folders = std::string(CKPT_TESTDATA_DIR) + "/model_folders/";
+        row("model.tokenizer-disagrees", folders + "tokenizer-grown", folders + "llama-sharded", "warning");
         row("model.adapter-disagrees", folders + "peft-lora-rank-lost", folders + "peft-lora", "error");
         row("model.adapter-disagrees", folders + "peft-lora-wrong-base", folders + "peft-lora", "error");
         row("model.adapter-untargeted", folders + "peft-lora-untargeted", folders + "peft-lora", "warning");
