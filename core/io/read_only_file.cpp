@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/io/read_only_file.h"
 
+#include "ckpt/io/archive_path.h"
 #include "ckpt/io/errors.h"
 
 #include <cerrno>
@@ -54,6 +55,23 @@ FileDescriptor openRegularFileReadOnly(const std::string& path, uint64_t* size)
 
 std::string readBoundedFile(const std::string& path, std::size_t limit)
 {
+    if (const std::optional<ArchiveMemberRef> member = archiveMember(path)) {
+        if (member->member.size > limit)
+            throw FormatError("is " + std::to_string(member->member.size) + " bytes, more than the " + std::to_string(limit) + " read");
+        const FileDescriptor fd = member->compressed ? decompressMember(*member) : openRegularFileReadOnly(member->archive);
+        const uint64_t offset = member->compressed ? 0 : member->member.offset;
+        std::string out(static_cast<std::size_t>(member->member.size), '\0');
+        std::size_t done = 0;
+        while (done < out.size()) {
+            const ssize_t n = ::pread(fd.get(), out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                throw FormatError(std::string("read error in the archive: ") + (n < 0 ? std::strerror(errno) : "it ended early"));
+            done += static_cast<std::size_t>(n);
+        }
+        return out;
+    }
     uint64_t size = 0;
     const FileDescriptor fd = openRegularFileReadOnly(path, &size);
     if (size > limit)

@@ -12,7 +12,9 @@ namespace ckpt {
 
 class MappedFile {
 public:
-    /// Throws FormatError naming the reason (missing, a directory, permission...).
+    /// Throws FormatError naming the reason (missing, a directory, permission...). A path below a
+    /// tar archive names one of its members (io/archive_path.h): the archive is mapped, and
+    /// bytes(), size(), readAt() and the advice cover that member's data alone.
     static MappedFile open(const std::string& path);
 
     MappedFile() = default;
@@ -40,8 +42,11 @@ private:
 
     std::string m_path;
     int m_fd = -1;
-    void* m_data = nullptr;
+    void* m_data = nullptr;  // the file's bytes (an archive member's: inside the mapping)
     std::size_t m_size = 0;
+    void* m_map = nullptr;   // the mapping, from the start of the file on disk
+    std::size_t m_mapSize = 0;
+    uint64_t m_offset = 0;   // of m_data in the file on disk
 };
 
 } // namespace ckpt
