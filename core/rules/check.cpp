@@ -153,8 +153,8 @@ CheckReport checkRun(const std::string& path, const RunHistory& history, const C
     // the run's product in another naming (Hugging Face keys), not the next training state.
     const CheckpointFacts* previous = nullptr;
     for (std::size_t i = 0; i < facts.size(); ++i) {
-        const bool isExport = facts[i].state.layout.layout == Layout::ModelExport;
-        if (previous && isExport != (previous->state.layout.layout == Layout::ModelExport)) {
+        const bool isExport = isFinalArtefact(facts[i].state.layout.layout);
+        if (previous && isExport != isFinalArtefact(previous->state.layout.layout)) {
             done++;
             continue;
         }

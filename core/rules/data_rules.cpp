@@ -17,7 +17,7 @@ namespace {
 
 void cursorMissing(const TrainingState& s, const DataCursor& d, Findings& out)
 {
-    if (d.position || !d.epoch || s.layout.layout == Layout::HfTrainer || s.layout.layout == Layout::Lightning)
+    if (d.position || !d.epoch || s.layout.layout == Layout::HfTrainer || s.layout.layout == Layout::Lightning || s.layout.layout == Layout::Nemo)
         return;
     Finding f = makeFinding("data.cursor-missing",
         "epoch " + numberText(*d.epoch) + " is recorded but not how far into it training got",

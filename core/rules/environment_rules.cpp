@@ -37,7 +37,7 @@ void notRecorded(const TrainingState& s, Findings& out)
     }
     if (ranks.size() > 1 && !worldSize(s) && !hasAny(s, {"world_size"})) // Megatron: args.world_size
         missing.push_back("world size");
-    if (!hasAny(s, {"precision", "fp16", "bf16", "dtype", "amp", "mixed_precision"}) && !s.scaler)
+    if (!hasAny(s, {"precision", "fp16", "bf16", "dtype", "torch_dtype", "amp", "mixed_precision"}) && !s.scaler)
         missing.push_back("precision (fp32/fp16/bf16)");
     if (missing.empty())
         return;

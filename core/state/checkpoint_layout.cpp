@@ -3,6 +3,8 @@
 
 #include "ckpt/formats/model_export.h"
 #include "ckpt/formats/rank_names.h"
+#include "ckpt/io/archive_path.h"
+#include "ckpt/io/errors.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -134,12 +136,78 @@ CheckpointLayout megatronLayout(CheckpointLayout out, std::vector<fs::path> rank
     return out;
 }
 
+// NeMo 1.x with tensor or pipeline parallelism (NVIDIA/NeMo@8cfedd72 nemo/collections/nlp/parts/
+// nlp_overrides.py NLPDDPStrategy.save_checkpoint, nemo/utils/model_utils.py
+// inject_model_parallel_rank): every rank saves a .ckpt of the same name into its own folder
+// checkpoints/mp_rank_TT/ (tp_rank_TT_pp_rank_PPP/ with PP > 1). A file there stands for all the ranks'
+// files of that name, read as one checkpoint; nullopt when it has no sibling rank folder.
+std::optional<std::vector<LayoutFile>> nemoRankFiles(const std::string& path)
+{
+    const fs::path file(path);
+    const fs::path folder = file.parent_path();
+    if (!nemoRankFolder(folder.filename().string()))
+        return std::nullopt;
+    std::vector<LayoutFile> files;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(folder.parent_path(), fs::directory_options::skip_permission_denied, ec)) {
+        const auto rank = nemoRankFolder(e.path().filename().string());
+        if (!rank || !e.is_directory(ec) || !fs::is_regular_file(e.path() / file.filename(), ec))
+            continue;
+        LayoutFile f{(e.path() / file.filename()).string(), "state", -1};
+        f.tp = rank->first;
+        f.pp = rank->second;
+        files.push_back(std::move(f));
+    }
+    if (files.size() < 2)
+        return std::nullopt;
+    std::sort(files.begin(), files.end(), [](const LayoutFile& a, const LayoutFile& b) { return std::tie(a.pp, a.tp) < std::tie(b.pp, b.tp); });
+    return files;
+}
+
+// A .nemo file: a tar of model_config.yaml, tokenizer artefacts and the weights, as
+// model_weights.ckpt, one per model-parallel rank (mp_rank_TT/, tp_rank_TT_pp_rank_PPP/), or a
+// Megatron-core distributed checkpoint in model_weights/ (NVIDIA/NeMo@8cfedd72
+// nemo/collections/nlp/parts/nlp_overrides.py NLPSaveRestoreConnector.save_to; docs/layouts.md §5).
+// Members are named as paths below the archive (io/archive_path.h), read in place. A gzip .nemo
+// (NeMo before 1.7) cannot be mapped: it is listed as one file and the reader says so.
+CheckpointLayout nemoArchiveLayout(CheckpointLayout out)
+{
+    out.layout = Layout::NemoArchive;
+    std::vector<std::string> members;
+    try {
+        members = archiveMemberPaths(out.path);
+    } catch (const FormatError&) {
+        out.files.push_back({out.path, "other", -1});
+        return out;
+    }
+    for (const std::string& member : members) {
+        const fs::path m(member);
+        const std::string name = m.filename().string();
+        const std::string parent = m.parent_path().filename().string();
+        LayoutFile f{member, "other", -1};
+        if (name.ends_with(".yaml") || name.ends_with(".yml") || isConfigFileName(name)) {
+            f.role = "config";
+        } else if (name == "model_weights.ckpt") {
+            f.role = "model";
+            if (const auto rank = nemoRankFolder(parent)) {
+                f.role = "state";
+                f.tp = rank->first;
+                f.pp = rank->second;
+            }
+        } else if (m.parent_path().string().find("/model_weights") != std::string::npos || parent == "model_weights") {
+            f.role = "distributed"; // model_weights/: a Megatron-core distributed checkpoint inside the tar
+        }
+        out.files.push_back(std::move(f));
+    }
+    return out;
+}
+
 } // namespace
 
 bool opensAsCheckpointFile(const LayoutFile& file)
 {
     static const std::set<std::string> notOpened = {"manifest", "complete", "trainer_state", "metadata", "config",
-                                                    "model_shard", "model_index", "other"};
+                                                    "model_shard", "model_index", "distributed", "other"};
     if (notOpened.contains(file.role) || file.path.ends_with(".distcp"))
         return false;
     return !file.path.ends_with(".json") || file.path.ends_with(".safetensors.index.json");
@@ -158,9 +226,37 @@ const char* layoutName(Layout layout)
     case Layout::StateDict: return "state_dict";
     case Layout::Megatron: return "megatron";
     case Layout::ModelExport: return "model_export";
+    case Layout::Nemo: return "nemo";
+    case Layout::NemoArchive: return "nemo_archive";
     case Layout::Generic: return "generic";
     }
     return "?";
+}
+
+bool isFinalArtefact(Layout layout) { return layout == Layout::ModelExport || layout == Layout::NemoArchive; }
+
+std::optional<std::pair<int, int>> nemoRankFolder(const std::string& name)
+{
+    static const std::regex rank(R"(^(?:mp_rank_(\d{2})|tp_rank_(\d{2})_pp_rank_(\d{3}))$)");
+    std::smatch m;
+    if (!std::regex_match(name, m, rank))
+        return std::nullopt;
+    if (m[1].matched)
+        return std::pair{std::stoi(m[1].str()), 0};
+    return std::pair{std::stoi(m[2].str()), std::stoi(m[3].str())};
+}
+
+std::string nemoUnfinishedMarker(const std::string& checkpoint)
+{
+    fs::path p(checkpoint);
+    if (p.has_parent_path() && nemoRankFolder(p.parent_path().filename().string()))
+        p = p.parent_path().parent_path() / p.filename();
+    std::string s = p.string();
+    for (const char* suffix : {".nemo", ".ckpt", "-EMA"}) {
+        if (s.ends_with(suffix))
+            s.erase(s.size() - std::string_view(suffix).size());
+    }
+    return s + "-unfinished";
 }
 
 std::optional<int64_t> stepFromName(const std::string& name)
@@ -198,7 +294,20 @@ CheckpointLayout detectLayout(const std::string& path)
     const std::string base = fs::path(path).filename().string();
     out.stepFromName = stepFromName(base);
 
+    if (fs::exists(nemoUnfinishedMarker(path), ec)) {
+        out.complete = false;
+        out.incompleteReason = "NeMo's " + fs::path(nemoUnfinishedMarker(path)).filename().string() + " marker is present: the save did not finish";
+    }
     if (!fs::is_directory(st)) {
+        if (endsWith(base, ".nemo"))
+            return nemoArchiveLayout(std::move(out));
+        if (endsWith(base, ".ckpt")) {
+            if (auto ranks = nemoRankFiles(path)) {
+                out.layout = Layout::Nemo;
+                out.files = std::move(*ranks);
+                return out;
+            }
+        }
         int rank = -1;
         std::string role = roleOfFile(base, rank);
         out.layout = endsWith(base, ".ckpt") ? Layout::Lightning : Layout::Generic; // refined by content later
@@ -215,7 +324,12 @@ CheckpointLayout detectLayout(const std::string& path)
         else if (e.is_directory(ec) && std::regex_match(e.path().filename().string(), mpRank))
             rankDirs.push_back(e.path());
     }
-    if (!rankDirs.empty())
+    // Megatron-LM's rank folders hold model_optim_rng.pt; NeMo 1.x's mp_rank_TT folders hold each rank's
+    // .ckpt files of many checkpoints, so such a folder is a run, not one checkpoint.
+    const bool megatron = std::any_of(rankDirs.begin(), rankDirs.end(), [&](const fs::path& d) {
+        return fs::exists(d / "model_optim_rng.pt", ec) || fs::exists(d / "distrib_optim.pt", ec);
+    });
+    if (megatron)
         return megatronLayout(std::move(out), rankDirs, mpRank);
     std::sort(names.begin(), names.end());
     auto has = [&](std::string_view n) { return std::find(names.begin(), names.end(), n) != names.end(); };

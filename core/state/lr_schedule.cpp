@@ -68,6 +68,14 @@ struct LrScheduleBuilder {
             s.kind = "ReduceLROnPlateau";
         else if (!scheduler)
             return std::nullopt;
+        // NeMo's schedulers are _LRSchedulers whose state is their __dict__ (NVIDIA/NeMo@8cfedd72
+        // nemo/core/optim/lr_scheduler.py). Only CosineAnnealing derives from WarmupAnnealHoldPolicy,
+        // the one with constant_steps and decay_steps; the WarmupPolicy family (WarmupAnnealing,
+        // SquareRootAnnealing, PolynomialDecayAnnealing...) all save max_steps, warmup_steps, min_lr.
+        else if (h("max_steps") && h("warmup_steps") && h("constant_steps") && h("decay_steps") && h("min_lr"))
+            s.kind = "NeMo CosineAnnealing";
+        else if (h("max_steps") && h("warmup_steps") && h("min_lr"))
+            s.kind = "NeMo WarmupPolicy";
         else if (h("lr_lambdas"))
             s.kind = "LambdaLR";
         else if (h("total_steps") && h("_schedule_phases"))
@@ -103,6 +111,10 @@ struct LrScheduleBuilder {
                                "metric history is not saved, so only the recorded LR is known");
         else if (s.kind == "LambdaLR")
             readLambdas(s, sd);
+        else if (s.kind == "NeMo WarmupPolicy")
+            notRecomputable(s, "NeMo's warmup-policy schedulers (WarmupAnnealing, SquareRootAnnealing, PolynomialDecayAnnealing, "
+                               "NoamHoldAnnealing...) save the same keys; the class is named in the model config "
+                               "(optim.sched.name), not in the state");
         else
             readFormula(s, sd);
         if (s.recomputable && s.baseLrs.empty())
@@ -175,7 +187,14 @@ struct LrScheduleBuilder {
             if (!(v > 0))
                 notRecomputable(s, std::string(name) + " is not positive");
         };
-        if (k == "StepLR") {
+        if (k == "NeMo CosineAnnealing") {
+            s.m_totalSteps = needInt(s, sd, "max_steps").value_or(0);
+            s.m_totalIters = needInt(s, sd, "warmup_steps").value_or(0);
+            s.m_stepSize = needInt(s, sd, "constant_steps").value_or(0);
+            s.m_tMult = needInt(s, sd, "decay_steps").value_or(0);
+            s.m_etaMin = need(s, sd, "min_lr").value_or(0);
+            positive(static_cast<double>(s.m_totalSteps), "max_steps");
+        } else if (k == "StepLR") {
             s.m_stepSize = needInt(s, sd, "step_size").value_or(1);
             s.m_gamma = need(s, sd, "gamma").value_or(1);
             positive(static_cast<double>(s.m_stepSize), "step_size");

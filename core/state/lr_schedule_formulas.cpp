@@ -134,6 +134,35 @@ std::vector<std::vector<double>> LrSchedule::lrSeries(int64_t first, int64_t las
     return out;
 }
 
+// NeMo's CosineAnnealing get_lr at last_epoch `step` (NVIDIA/NeMo@8cfedd72 nemo/core/optim/
+// lr_scheduler.py WarmupAnnealHoldPolicy.get_lr, CosineAnnealing): with constant_steps, Megatron's
+// linear warmup and cosine over decay_steps from base_lrs[0] for every group, then min_lr; without,
+// a (step+1)/(warmup+1) warmup and a cosine from each group's base LR to min_lr at max_steps. The
+// fields: m_totalSteps max_steps, m_totalIters warmup_steps, m_stepSize constant_steps, m_tMult
+// decay_steps, m_etaMin min_lr.
+double LrSchedule::nemoCosineAnnealing(double base, int64_t step) const
+{
+    const double warmup = static_cast<double>(m_totalIters), decay = static_cast<double>(m_tMult);
+    const double maxSteps = static_cast<double>(m_totalSteps), t = static_cast<double>(step);
+    auto megatron = [&] {
+        const double maxLr = baseLrs.front();
+        if (m_totalIters > 0 && t <= warmup)
+            return maxLr * t / warmup;
+        if (t > warmup + decay)
+            return m_etaMin;
+        return m_etaMin + 0.5 * (std::cos(kPi * (t - warmup) / decay) + 1.0) * (maxLr - m_etaMin);
+    };
+    if (m_totalIters > 0 && t <= warmup)
+        return m_stepSize == 0 ? base * (t + 1) / (warmup + 1) : megatron();
+    if (m_stepSize > 0 && warmup + decay < t && t <= maxSteps)
+        return megatron();
+    if (t > maxSteps)
+        return m_etaMin;
+    if (m_stepSize == 0)
+        return (base - m_etaMin) * 0.5 * (1 + std::cos(kPi * (t - warmup) / (maxSteps - warmup))) + m_etaMin;
+    return megatron();
+}
+
 std::vector<double> LrSchedule::formulaAt(int64_t step) const
 {
     const double t = static_cast<double>(step);
@@ -143,6 +172,8 @@ std::vector<double> LrSchedule::formulaAt(int64_t step) const
             out[g] = f(baseLrs[g], g);
         return out;
     };
+    if (kind == "NeMo CosineAnnealing")
+        return each([&](double b, std::size_t) { return nemoCosineAnnealing(b, step); });
     if (kind == "StepLR")
         return each([&](double b, std::size_t) { return b * std::pow(m_gamma, static_cast<double>(step / m_stepSize)); });
     if (kind == "MultiStepLR") {

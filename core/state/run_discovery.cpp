@@ -58,8 +58,15 @@ void discover(const fs::path& dir, int depth, std::vector<DiscoveredRun>& out)
         ++groups[groupOf(dir, checkpoint.path)];
     // Checkpoints directly here, or all in one subtree: this folder is the run (its metrics too).
     if (groups.size() <= 1 || groups.contains(dir) || depth >= kMaxDepth) {
-        if (!history.checkpoints.empty())
+        // Only finished models without steps (a folder of .nemo files): separate models, not a run's saves.
+        const bool models = !history.checkpoints.empty() && std::all_of(history.checkpoints.begin(), history.checkpoints.end(),
+            [](const RunCheckpoint& c) { return isFinalArtefact(c.layout) && !c.step; });
+        if (models && history.checkpoints.size() > 1) {
+            for (const RunCheckpoint& c : history.checkpoints)
+                out.push_back(singleCheckpoint(c.path));
+        } else if (!history.checkpoints.empty()) {
             out.push_back({dir.string(), std::move(history), false, false});
+        }
         return;
     }
     for (const auto& [group, count] : groups)
@@ -149,7 +156,7 @@ std::vector<DiscoveredRun> discoverRuns(const std::string& path)
     }
     if (runs.empty())
         throw std::runtime_error(path + ": no checkpoints found (checkpoint-*/ or global_step*/ folders, *.ckpt files, "
-                                        "or files named by step, up to three levels deep)");
+                                        "or files named by step, up to five levels deep)");
     return runs;
 }
 

@@ -20,7 +20,8 @@ namespace fs = std::filesystem;
 namespace ckpt {
 namespace {
 
-constexpr int kMaxDepth = 3;
+// NeMo 1.x keeps a model-parallel run's files five folders down: <exp_dir>/<name>/<version>/checkpoints/mp_rank_TT/.
+constexpr int kMaxDepth = 5;
 constexpr std::size_t kMaxCheckpoints = 100000;
 
 // Single-file checkpoints by their writers' names: Lightning's .ckpt, files named by step, fairseq's
@@ -41,13 +42,23 @@ std::optional<int64_t> epochFolderIndex(const std::string& name)
 bool isCheckpointFileName(const std::string& name)
 {
     static const std::regex frameworks(R"(^(checkpoint\d+|checkpoint_\d+_\d+|checkpoint_last|checkpoint_best|ep\d+-ba\d+(-rank\d+)?|latest-rank\d+)\.pt$)");
-    return name.ends_with(".ckpt") || std::regex_match(name, frameworks)
+    return name.ends_with(".ckpt") || name.ends_with(".nemo") || std::regex_match(name, frameworks)
         || (stepFromName(name) && (name.ends_with(".pt") || name.ends_with(".pth")));
 }
 
 // fairseq copies its newest save to checkpoint_last.pt (and the best to checkpoint_best.pt), and
 // Composer links latest-rank0.pt to its newest file: marks on a checkpoint already listed, not
 // checkpoints of their own. A copy whose original was deleted (keep_last_epochs) stays.
+// Lightning's save_last writes the newest state again under "last" (ModelCheckpoint.CHECKPOINT_NAME_LAST,
+// "last-vN" on a clash), NeMo's under its own name plus "-last" (NVIDIA/NeMo@8cfedd72
+// nemo/utils/callbacks/nemo_model_checkpoint.py: CHECKPOINT_NAME_LAST = filename + "-last", a file or
+// a folder): the same training state at the same step as a top-k save beside it.
+bool isLastSave(const std::string& name)
+{
+    static const std::regex last(R"(^(.*-last|last(-v\d+)?)(\.ckpt)?$)");
+    return std::regex_match(name, last);
+}
+
 void foldCopies(RunHistory& h)
 {
     std::error_code ec;
@@ -56,16 +67,19 @@ void foldCopies(RunHistory& h)
     for (auto& c : h.checkpoints) {
         const std::string name = fs::path(c.path).filename().string();
         const bool link = fs::is_symlink(c.path, ec);
-        if (name == "checkpoint_last.pt" || name == "checkpoint_best.pt" || link)
+        if (name == "checkpoint_last.pt" || name == "checkpoint_best.pt" || link || isLastSave(name))
             marks.push_back({c, name == "checkpoint_best.pt"});
         else
             kept.push_back(c);
     }
     for (auto& [copy, best] : marks) {
         const auto size = fs::file_size(copy.path, ec);
+        const bool lastSave = isLastSave(fs::path(copy.path).filename().string());
         const auto same = std::find_if(kept.begin(), kept.end(), [&](const RunCheckpoint& k) {
             if (fs::is_symlink(copy.path, ec))
                 return fs::equivalent(k.path, copy.path, ec);
+            if (lastSave) // a separate save of the same state: same step and layout, other bytes
+                return k.step && copy.step && *k.step == *copy.step && k.layout == copy.layout;
             return k.step && copy.step && *k.step == *copy.step && fs::file_size(k.path, ec) == size;
         });
         if (same == kept.end()) {
@@ -77,7 +91,8 @@ void foldCopies(RunHistory& h)
             h.bestFrom = fs::path(copy.path).filename().string() + " (a copy of it)";
         } else {
             same->latest = true;
-            h.latestFrom = fs::path(copy.path).filename().string() + (fs::is_symlink(copy.path, ec) ? " (a link to it)" : " (a copy of it)");
+            h.latestFrom = fs::path(copy.path).filename().string()
+                + (fs::is_symlink(copy.path, ec) ? " (a link to it)" : lastSave ? " (the same state saved as last)" : " (a copy of it)");
         }
     }
     h.checkpoints = std::move(kept);
@@ -184,6 +199,13 @@ void collect(RunHistory& h, const fs::path& dir, int depth)
         if (name.starts_with(".")) // temporary save folders (.tmp-checkpoint-...) are not checkpoints
             continue;
         if (e.is_directory(ec)) {
+            // NeMo 1.x's mp_rank_TT/ folders hold one rank's file of each checkpoint: the files of rank
+            // folder 0 stand for all ranks (detectLayout reads them together).
+            if (const auto rank = nemoRankFolder(name); rank && (rank->first != 0 || rank->second != 0)) {
+                const fs::path first = dir / (name.starts_with("mp_rank_") ? "mp_rank_00" : "tp_rank_00_pp_rank_000");
+                if (fs::is_directory(first, ec))
+                    continue;
+            }
             CheckpointLayout layout;
             try {
                 layout = detectLayout(e.path().string());
@@ -197,8 +219,19 @@ void collect(RunHistory& h, const fs::path& dir, int depth)
                 collect(h, e.path(), depth + 1);
             }
         } else if (e.is_regular_file(ec)) {
-            if (isCheckpointFileName(name))
-                h.checkpoints.push_back({e.path().string(), stepFromName(name), name.ends_with(".ckpt") ? Layout::Lightning : Layout::Generic});
+            if (isCheckpointFileName(name)) {
+                RunCheckpoint c{e.path().string(), stepFromName(name), name.ends_with(".ckpt") ? Layout::Lightning : Layout::Generic};
+                if (name.ends_with(".nemo"))
+                    c.layout = Layout::NemoArchive;
+                else if (name.ends_with(".ckpt") && (nemoRankFolder(dir.filename().string()) || name.find("-consumed_samples=") != std::string::npos))
+                    c.layout = Layout::Nemo; // NeMo's Megatron models name their saves ...-step=N-consumed_samples=M
+
+                if (fs::exists(nemoUnfinishedMarker(c.path), ec)) {
+                    c.complete = false;
+                    c.incompleteReason = "NeMo's -unfinished marker is present: the save did not finish";
+                }
+                h.checkpoints.push_back(std::move(c));
+            }
             else if (name == "metrics.jsonl" || name == "metrics.csv")
                 readMetrics(h, e.path());
         }
@@ -333,7 +366,7 @@ void markLatest(RunHistory& h, const fs::path& dir)
     // folder of exports.
     for (const bool exports : {false, true}) {
         for (auto it = h.checkpoints.rbegin(); it != h.checkpoints.rend(); ++it) {
-            if (it->complete && (it->layout == Layout::ModelExport) == exports) {
+            if (it->complete && isFinalArtefact(it->layout) == exports) {
                 it->latest = true;
                 h.latestFrom = exports ? "newest model export" : "newest complete checkpoint";
                 return;
@@ -452,6 +485,10 @@ RunHistory readRunHistory(const std::string& dir)
         }
     }
     std::stable_sort(h.checkpoints.begin(), h.checkpoints.end(), [](const RunCheckpoint& a, const RunCheckpoint& b) {
+        // A model saved at the end of training without a step (NeMo's .nemo) comes after the checkpoints.
+        const bool aEnd = !a.step && isFinalArtefact(a.layout), bEnd = !b.step && isFinalArtefact(b.layout);
+        if (aEnd != bEnd)
+            return bEnd;
         if (a.step && b.step)
             return *a.step < *b.step;
         if (a.saveIndex && b.saveIndex) // accelerate's checkpoint_<i>, torchtune's epoch_<N>: one lacks a step

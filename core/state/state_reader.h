@@ -9,6 +9,8 @@
 
 #include "ckpt/state/training_state.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -39,9 +41,12 @@ private:
     void field(std::vector<StateField>& into, const std::string& name, const std::string& value, Provenance from);
     void readJsonSidecars();
     void readModelConfig(const LayoutFile& info);
+    void readConfigFacts(const nlohmann::json& j, const std::string& path, const KeyPath& base);
     void readTokenizerFiles(const LayoutFile& info);
     void refineSingleFileLayout();
     void settleGlobalStep();
+    void noteUnreadParts();
+    void readNameCounters();
 
     // state_reader_parts.cpp
     void readModel(Opened& f);

@@ -155,7 +155,12 @@ void StateReader::readMegatron()
             continue;
         RankState r{&info, {}};
         try {
-            r.state = readTrainingState(info.path);
+            // The rank's file alone: a NeMo rank file's own layout would stand for every rank again.
+            r.state.path = info.path;
+            r.state.layout.path = info.path;
+            r.state.layout.layout = Layout::Generic;
+            r.state.layout.files.push_back({info.path, "state", -1});
+            StateReader(r.state).read();
         } catch (const std::exception& e) {
             m_state.warnings.push_back(info.path + ": " + e.what());
             continue;
@@ -177,13 +182,19 @@ void StateReader::readMegatron()
         tpSize = std::max(tpSize, r.info->tp + 1);
         ppSize = std::max(ppSize, r.info->pp + 1);
     }
-    const auto argTp = intField(m_state.environment, "args.tensor_model_parallel_size");
-    const auto argPp = intField(m_state.environment, "args.pipeline_model_parallel_size");
+    // Megatron-LM records the sizes in args, NeMo in its model config (config.* facts).
+    auto sized = [&](const char* name) {
+        const auto v = intField(m_state.environment, std::string("args.") + name);
+        return v ? v : intField(m_state.environment, std::string("config.") + name);
+    };
+    const auto argTp = sized("tensor_model_parallel_size");
+    const auto argPp = sized("pipeline_model_parallel_size");
     if ((argTp && *argTp != tpSize) || (argPp && *argPp != ppSize))
         m_state.warnings.push_back("the args record tensor x pipeline parallel " + std::to_string(argTp.value_or(tpSize)) + " x "
                                    + std::to_string(argPp.value_or(ppSize)) + " but the folder holds mp_rank folders for "
                                    + std::to_string(tpSize) + " x " + std::to_string(ppSize));
-    const auto numLayers = intField(m_state.environment, "args.num_layers");
+    const auto numLayers = intField(m_state.environment, "args.num_layers") ? intField(m_state.environment, "args.num_layers")
+                                                                            : intField(m_state.environment, "config.num_hidden_layers");
     auto offsetOf = [&](int pp) -> int64_t {
         if (!numLayers || ppSize <= 1 || *numLayers % ppSize != 0)
             return 0;

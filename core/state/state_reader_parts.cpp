@@ -287,9 +287,23 @@ void StateReader::readCounters(Opened& f)
     scan(root, {});
     // Lightning: hyper-parameters are the run's configuration; the fit loop's progress
     // counters say how far the data and the optimizer got.
-    if (const NodeId hp = g.get(root, "hyper_parameters"); isDict(g, hp)) {
-        for (const auto& [k, v] : dictItems(g, hp))
-            field(m_state.environment, "hyper_parameters." + k, simpleText(*f.file, v), {f.info.path, {std::string("hyper_parameters"), k}});
+    if (const NodeId hp = g.get(root, "hyper_parameters"); hp != kNoNode) {
+        // NeMo 1.x's ModelPT saves its whole model config as the one hyperparameter `cfg`, an omegaconf
+        // DictConfig (NVIDIA/NeMo@8cfedd72 nemo/core/classes/modelPT.py hparams; docs/layouts.md §5):
+        // the model's facts, like a config.json's. Other modules' hyperparameters are their own names.
+        const nlohmann::json plain = plainJson(*f.file, hp);
+        const auto cfg = plain.is_object() ? plain.find("cfg") : plain.end();
+        if (cfg != plain.end() && cfg->is_object() && (cfg->contains("nemo_version") || cfg->contains("target"))) {
+            readConfigFacts(plain, f.info.path, {std::string("hyper_parameters")});
+            for (const char* k : {"target", "nemo_version", "global_batch_size", "micro_batch_size"}) {
+                if (const auto v = cfg->find(k); v != cfg->end() && v->is_primitive() && !v->is_null())
+                    field(m_state.environment, std::string("nemo.") + k, v->is_string() ? v->get<std::string>() : v->dump(),
+                          {f.info.path, {std::string("hyper_parameters"), std::string("cfg"), std::string(k)}});
+            }
+        } else {
+            for (const auto& [k, v] : dictItems(g, hp))
+                field(m_state.environment, "hyper_parameters." + k, simpleText(*f.file, v), {f.info.path, {std::string("hyper_parameters"), k}});
+        }
     }
     if (const NodeId fit = g.get(g.get(root, "loops"), "fit_loop"); isDict(g, fit)) {
         walkObject(g, fit, [&](const WalkVisit& v) {

@@ -31,13 +31,17 @@ int stateDictScore(const ValueGraph& g, NodeId id)
     const auto items = dictItems(g, id);
     if (items.empty())
         return 0;
-    int tensors = 0;
+    int tensors = 0, extraStates = 0;
     bool allMoments = true;
     for (const auto& [k, v] : items) {
         tensors += g[v].kind == Kind::Tensor;
+        // A module's get_extra_state() is saved under "<prefix>_extra_state" (torch/nn/modules/
+        // module.py _EXTRA_STATE_KEY_SUFFIX) whatever it returns: None from megatron.core's linears,
+        // a BytesIO from Transformer Engine. Not a tensor, still part of a state_dict.
+        extraStates += k.ends_with("_extra_state") && g[v].kind != Kind::Tensor;
         allMoments = allMoments && momentNames().contains(k);
     }
-    if (allMoments || tensors * 5 < static_cast<int>(items.size()) * 4)
+    if (allMoments || tensors * 5 < (static_cast<int>(items.size()) - extraStates) * 4)
         return 0;
     return tensors;
 }

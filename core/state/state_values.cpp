@@ -116,6 +116,54 @@ std::vector<std::pair<std::string, NodeId>> dictItems(const ValueGraph& g, NodeI
     return out;
 }
 
+namespace {
+
+nlohmann::json toPlain(const CheckpointFile& file, NodeId id, std::size_t& budget, int depth)
+{
+    const ValueGraph& g = file.graph();
+    if (!g.valid(id) || budget == 0 || depth > 64)
+        return nullptr;
+    --budget;
+    const Node& n = g[id];
+    switch (n.kind) {
+    case Kind::None: return nullptr;
+    case Kind::Bool: return n.flag;
+    case Kind::Int: return n.i;
+    case Kind::Float: return n.f;
+    case Kind::String: return n.text;
+    case Kind::Dict: {
+        nlohmann::json out = nlohmann::json::object();
+        for (const auto& [k, v] : dictItems(g, id))
+            out[k] = toPlain(file, v, budget, depth + 1);
+        return out;
+    }
+    case Kind::List:
+    case Kind::Tuple: {
+        nlohmann::json out = nlohmann::json::array();
+        for (const NodeId item : n.items)
+            out.push_back(toPlain(file, item, budget, depth + 1));
+        return out;
+    }
+    case Kind::Object:
+        if (n.text == "omegaconf.dictconfig.DictConfig" || n.text == "omegaconf.listconfig.ListConfig")
+            return toPlain(file, g.get(n.state, "_content"), budget, depth + 1);
+        if (n.text.starts_with("omegaconf.nodes."))
+            return toPlain(file, g.get(n.state, "_val"), budget, depth + 1);
+        [[fallthrough]];
+    default: {
+        const std::string text = simpleText(file, id);
+        return text.empty() ? nlohmann::json(reprOf(g, id)) : nlohmann::json(text);
+    }
+    }
+}
+
+} // namespace
+
+nlohmann::json plainJson(const CheckpointFile& file, NodeId id, std::size_t maxValues)
+{
+    return toPlain(file, id, maxValues, 0);
+}
+
 std::vector<std::pair<std::string, NodeId>> fieldsOf(const ValueGraph& g, NodeId id)
 {
     if (g.valid(id) && g[id].kind == Kind::Object)

@@ -10,11 +10,14 @@
 #include "ckpt/formats/yaml_json.h"
 #include "ckpt/io/errors.h"
 #include "ckpt/io/read_only_file.h"
+#include "ckpt/state/state_values.h"
 #include "state_structure.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <regex>
 #include <set>
 
 namespace ckpt {
@@ -29,8 +32,15 @@ void StateReader::read()
         settleGlobalStep();
         return;
     }
-    if (m_state.layout.layout == Layout::Megatron) {
+    // Files of tensor x pipeline parallel ranks: Megatron-LM's mp_rank_TT_PPP folders, NeMo 1.x's
+    // mp_rank_TT copies of one .ckpt, a .nemo's per-rank model_weights.ckpt.
+    const bool rankFiles = std::any_of(m_state.layout.files.begin(), m_state.layout.files.end(),
+                                       [](const LayoutFile& f) { return f.role == "state" && f.tp >= 0; });
+    if (m_state.layout.layout == Layout::Megatron || rankFiles) {
         readMegatron();
+        readJsonSidecars();
+        noteUnreadParts();
+        readNameCounters();
         settleGlobalStep();
         return;
     }
@@ -60,7 +70,24 @@ void StateReader::read()
     for (auto& f : m_files)
         readMegatronExtras(f);
     mapOptimizerNames();
+    noteUnreadParts();
+    readNameCounters();
     settleGlobalStep();
+}
+
+// What a layout holds that this reader leaves unread, said instead of shown as absent.
+void StateReader::noteUnreadParts()
+{
+    if (m_state.layout.layout != Layout::NemoArchive)
+        return;
+    const auto& files = m_state.layout.files;
+    if (files.size() == 1 && files.front().role == "other")
+        m_state.warnings.push_back(m_state.layout.path + ": not an uncompressed tar, so its members cannot be read in place (a "
+                                   "gzip-compressed .nemo from NeMo before 1.7); extract it (tar -xzf) and open the folder");
+    if (std::any_of(files.begin(), files.end(), [](const LayoutFile& f) { return f.role == "distributed"; }))
+        m_state.warnings.push_back(m_state.layout.path + ": its weights are a Megatron-core distributed checkpoint "
+                                   "(model_weights/), which is not read inside the archive; extract it (tar -xf) and open "
+                                   "model_weights/");
 }
 
 void StateReader::openFiles()
@@ -89,6 +116,23 @@ void StateReader::field(std::vector<StateField>& into, const std::string& name, 
 // T5's d_model, Meta's dim and n_layers); the provenance keeps the file's own key.
 void StateReader::readModelConfig(const LayoutFile& info)
 {
+    const std::string name = std::filesystem::path(info.path).filename().string();
+    const bool yaml = name.ends_with(".yaml") || name.ends_with(".yml");
+    nlohmann::json j;
+    try {
+        const std::string text = readBoundedFile(info.path, kSidecarJsonLimit);
+        j = yaml ? parseYaml(text) : parsePythonJson(text);
+    } catch (const std::exception& e) {
+        m_state.warnings.push_back(info.path + ": not read as a model configuration (" + e.what() + ")");
+        return;
+    }
+    readConfigFacts(j, info.path, {});
+}
+
+// The facts of a configuration (a config.json, a YAML config, a pickled hyper_parameters) under one
+// name each, `base` the key path of `j` in its file.
+void StateReader::readConfigFacts(const nlohmann::json& j, const std::string& path, const KeyPath& base)
+{
     static const std::vector<std::pair<const char*, std::vector<const char*>>> facts = {
         {"architectures", {"architectures"}},
         {"model_type", {"model_type"}},
@@ -111,21 +155,11 @@ void StateReader::readModelConfig(const LayoutFile& info)
         {"lora_target_modules", {"target_modules"}},
         {"base_model", {"base_model_name_or_path"}},
     };
-    const std::string name = std::filesystem::path(info.path).filename().string();
-    const bool yaml = name.ends_with(".yaml") || name.ends_with(".yml");
-    nlohmann::json j;
-    try {
-        const std::string text = readBoundedFile(info.path, kSidecarJsonLimit);
-        j = yaml ? parseYaml(text) : parsePythonJson(text);
-    } catch (const std::exception& e) {
-        m_state.warnings.push_back(info.path + ": not read as a model configuration (" + e.what() + ")");
-        return;
-    }
     // The facts sit at the top of config.json and of NeMo 1.x's model_config.yaml; a Lightning
     // hparams.yaml keeps the model's under `cfg` (NeMo's ModelPT saves its whole cfg as the
     // hyperparameter), NeMo 2.0's context/model.yaml under `config` (the serialized
     // GPTConfig the model was built from). The first level that names any fact is read.
-    KeyPath at;
+    KeyPath at = base;
     const nlohmann::json* level = &j;
     auto namesFact = [&](const nlohmann::json& o) {
         for (const auto& [fact, keys] : facts) {
@@ -136,13 +170,13 @@ void StateReader::readModelConfig(const LayoutFile& info)
         }
         return false;
     };
-    for (const std::vector<const char*>& path : std::vector<std::vector<const char*>>{{}, {"cfg"}, {"model"}, {"config"}, {"cfg", "model"}, {"model", "config"}}) {
+    for (const std::vector<const char*>& nesting : std::vector<std::vector<const char*>>{{}, {"cfg"}, {"model"}, {"config"}, {"cfg", "model"}, {"model", "config"}}) {
         const nlohmann::json* o = &j;
-        for (const char* k : path)
+        for (const char* k : nesting)
             o = o->is_object() && o->contains(k) ? &(*o)[k] : nullptr;
         if (o && o->is_object() && namesFact(*o)) {
             level = o;
-            for (const char* k : path)
+            for (const char* k : nesting)
                 at.emplace_back(std::string(k));
             break;
         }
@@ -164,7 +198,7 @@ void StateReader::readModelConfig(const LayoutFile& info)
             if (!text.empty()) {
                 KeyPath where = at;
                 where.emplace_back(std::string(key));
-                field(m_state.environment, std::string("config.") + fact, text, {info.path, std::move(where)});
+                field(m_state.environment, std::string("config.") + fact, text, {path, std::move(where)});
                 break;
             }
         }
@@ -246,6 +280,19 @@ void StateReader::readJsonSidecars()
     }
 }
 
+// NeMo 1.x's Lightning checkpoints: its checkpoint callback's state key (NeMoModelCheckpoint{...}) or the
+// model config pickled as hyper_parameters.cfg with nemo_version (NVIDIA/NeMo@8cfedd72
+// nemo/utils/callbacks/nemo_model_checkpoint.py, nemo/core/classes/modelPT.py).
+static bool isNemoLightning(const ValueGraph& g, NodeId root)
+{
+    for (const auto& [key, value] : dictItems(g, g.get(root, "callbacks"))) {
+        if (key.starts_with("NeMoModelCheckpoint"))
+            return true;
+    }
+    return g.get(root, "hparams_type") != kNoNode && g.get(root, "hparams_name") != kNoNode
+        && g.valid(g.get(root, "hyper_parameters")) && g[g.get(root, "hyper_parameters")].text == "omegaconf.dictconfig.DictConfig";
+}
+
 void StateReader::refineSingleFileLayout()
 {
     CheckpointLayout& layout = m_state.layout;
@@ -258,13 +305,27 @@ void StateReader::refineSingleFileLayout()
     const NodeId root = f.root();
     auto has = [&](const char* k) { return g.get(root, k) != kNoNode; };
     if (has("pytorch-lightning_version") || (has("state_dict") && has("optimizer_states")))
-        layout.layout = Layout::Lightning;
+        layout.layout = isNemoLightning(g, root) ? Layout::Nemo : Layout::Lightning;
     else if (has("module") && (has("ds_version") || has("global_steps")))
         layout.layout = Layout::DeepSpeed;
     else if (has("model") && has("optimizer") && (has("global_step") || has("batch_pos")))
         layout.layout = Layout::RecoveryGuideFile;
     else if (stateDictScore(g, root) > 0)
         layout.layout = Layout::StateDict;
+}
+
+// NeMo keeps the samples consumed only in the checkpoint's name ("...-step=40-consumed_samples=320.0"),
+// and reads them back from it on resume (NVIDIA/NeMo@8cfedd72 nemo/collections/nlp/models/
+// language_modeling/megatron_base_model.py _extract_consumed_samples_from_ckpt): the data cursor.
+void StateReader::readNameCounters()
+{
+    if (m_state.layout.layout != Layout::Nemo)
+        return;
+    static const std::regex consumed(R"(consumed_samples=(\d+)(?:\.\d+)?)");
+    const std::string name = std::filesystem::path(m_state.layout.path).filename().string();
+    std::smatch m;
+    if (std::regex_search(name, m, consumed))
+        field(m_state.data, "consumed_samples", m[1].str(), {m_state.layout.path, {std::string("(file name)")}});
 }
 
 void StateReader::settleGlobalStep()

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ckpt {
@@ -23,10 +24,17 @@ enum class Layout : uint8_t {
     Megatron,          // Megatron-LM legacy: iter_NNNNNNN/mp_rank_TT[_PPP]/model_optim_rng.pt per tensor x pipeline rank
     ModelExport,       // a folder of model weights only (safetensors and JSON configs): torchtitan's last-step
                        // export, save_pretrained; a final artefact, not a point to resume training from
+    Nemo,              // NeMo training checkpoints: 1.x Lightning .ckpt (its tensor-parallel ranks' files in
+                       // mp_rank_TT/ or tp_rank_TT_pp_rank_PPP/ read as one), Megatron-core folders, 2.0 folders
+    NemoArchive,       // a .nemo file (a tar of model_config.yaml and the weights): the final model, like ModelExport
     Generic,           // anything else: parts are found by structure
 };
 
 const char* layoutName(Layout layout); // "recovery_guide_dir", "hf_trainer", ...
+
+/// A model for use rather than a point to resume training from (ModelExport, NemoArchive): never
+/// `latest` beside training checkpoints, never compared with them as a resume.
+bool isFinalArtefact(Layout layout);
 
 /// The role a file plays; `rank` for per-rank files.
 struct LayoutFile {
@@ -57,6 +65,16 @@ CheckpointLayout detectLayout(const std::string& path);
 /// shards; a .bin index and JSON, markers and configs hold none; DCP chunks are read through
 /// .metadata). The state reader, statistics, the diff and the GUI's tensor list all use it.
 bool opensAsCheckpointFile(const LayoutFile& file);
+
+/// NeMo's marker of a save in progress beside `checkpoint` (a .ckpt file, a folder, a .nemo): the
+/// path without its mp_rank_TT/ or tp_rank_TT_pp_rank_PPP/ folder, .nemo, .ckpt and -EMA, plus
+/// "-unfinished" (NVIDIA/NeMo@8cfedd72 nemo/utils/callbacks/nemo_model_checkpoint.py
+/// format_checkpoint_unfinished_marker_path). The checkpoint is incomplete while it exists.
+std::string nemoUnfinishedMarker(const std::string& checkpoint);
+
+/// The folder name of a NeMo 1.x model-parallel rank's files: mp_rank_TT (pipeline size 1) or
+/// tp_rank_TT_pp_rank_PPP (nemo/utils/model_utils.py inject_model_parallel_rank); nullopt otherwise.
+std::optional<std::pair<int, int>> nemoRankFolder(const std::string& name);
 
 /// Checkpoint-looking names: "checkpoint-0001200", "checkpoint_3", "global_step1200", "step=1200".
 std::optional<int64_t> stepFromName(const std::string& name);

@@ -21,7 +21,8 @@ struct LrSchedule {
     /// "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
     /// "LinearLR", "ConstantLR", "PolynomialLR", "OneCycleLR", "CyclicLR", "SequentialLR",
     /// "ChainedScheduler", "LambdaLR" (also MultiplicativeLR: both save the same keys),
-    /// "ReduceLROnPlateau", or "unknown" (looks like a scheduler, keys not recognised).
+    /// "ReduceLROnPlateau", NeMo's "NeMo CosineAnnealing" and "NeMo WarmupPolicy" (its other
+    /// schedulers, which save the same keys), or "unknown" (looks like a scheduler, keys not recognised).
     std::string kind = "unknown";
     /// The formula is known: lrAt() reproduces torch. Otherwise only the recorded _last_lr is known.
     bool recomputable = false;
@@ -66,6 +67,7 @@ private:
     bool m_cosineStartsClosedForm = false;   // CosineAnnealingLR started by SequentialLR's step(0)
 
     std::vector<double> formulaAt(int64_t step) const; // the kinds computed one position at a time
+    double nemoCosineAnnealing(double base, int64_t step) const;
     void cosineAnnealing(int64_t first, int64_t last, std::vector<std::vector<double>>& out) const;
     std::pair<int64_t, int64_t> warmRestartPosition(int64_t step) const;
 };

@@ -5,6 +5,8 @@
 
 #include "ckpt/formats/checkpoint_file.h"
 
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,6 +29,13 @@ bool isDict(const ValueGraph& g, NodeId id);
 
 /// A dict's (key as text, value) pairs in order; empty for anything that is not a dict.
 std::vector<std::pair<std::string, NodeId>> dictItems(const ValueGraph& g, NodeId id);
+
+/// A pickled configuration as plain JSON: dicts, lists, tuples, numbers, strings, None, and the
+/// omegaconf containers NeMo and Lightning pickle (DictConfig and ListConfig as their `_content`,
+/// AnyNode and the typed value nodes as their `_val`: omegaconf@350bdb63 basecontainer.py
+/// __getstate__, nodes.py). Anything else is its repr text. At most `maxValues` values are
+/// converted; the rest is left out.
+nlohmann::json plainJson(const CheckpointFile& file, NodeId id, std::size_t maxValues = 100000);
 
 /// The fields of an opaque object (its BUILD state dict), or the dict itself.
 std::vector<std::pair<std::string, NodeId>> fieldsOf(const ValueGraph& g, NodeId id);
