@@ -64,6 +64,14 @@ Aligned alignTensors(const TrainingState& s, const std::string& prefix, TensorSo
                     paramStateDicts.emplace(std::pair{m.from.file, formatKeyPath(dict)}, param);
                 }
             }
+            // The optimizer's fp32 copy of the parameter (ZeRO, Megatron's mixed-precision optimizers).
+            if (ps.master) {
+                const std::optional<ElementRange>& range = ps.master->elements;
+                std::vector<int64_t> shape = range ? (range->shape.empty() ? std::vector<int64_t>{range->numel} : range->shape)
+                                                   : ps.shardShape.value_or(std::vector<int64_t>{});
+                out.push_back({"optimizer/" + param + "/master", {"optimizer", *ps.master, "float32", shape}});
+                covered.insert({ps.master->file, formatKeyPath(ps.master->key)});
+            }
         }
     }
     if (s.rng) {

@@ -54,7 +54,7 @@ const std::vector<RuleInfo> kRules = {
     {"optimizer.step-delta", S::Warning, C::Optimizer, R::Pair, "§2.2, §6.1",
      "optimizer `step` advanced by a different amount than the global step (less AMP skips)"},
     {"optimizer.master-weights-differ", S::Error, C::Optimizer, R::Checkpoint, "§2.2, §10.1",
-     "the module's weights are not the rounding of the optimizer's fp32 master copy (DeepSpeed ZeRO)"},
+     "the module's weights are not the rounding of the optimizer's fp32 master copy (DeepSpeed ZeRO, Megatron-LM)"},
     {"optimizer.moments-frozen", S::Error, C::Optimizer, R::Pair, "§2.2, §10.1",
      "moments zeroed or identical in both checkpoints while the parameters changed"},
     // scheduler (L)

@@ -111,7 +111,7 @@ CheckpointLayout megatronLayout(CheckpointLayout out, std::vector<fs::path> rank
         std::smatch m;
         const std::string name = dir.filename().string();
         std::regex_match(name, m, mpRank);
-        const int tp = std::stoi(m[1].str()), pp = m[2].matched ? std::stoi(m[2].str()) : 0;
+        const int tp = std::stoi(m[1].str()), pp = m[2].matched ? std::stoi(m[2].str()) : 0, ep = m[3].matched ? std::stoi(m[3].str()) : -1;
         bool model = false;
         for (const auto& e : fs::directory_iterator(dir, fs::directory_options::skip_permission_denied, ec)) {
             if (!e.is_regular_file(ec))
@@ -120,6 +120,7 @@ CheckpointLayout megatronLayout(CheckpointLayout out, std::vector<fs::path> rank
             LayoutFile f{e.path().string(), file == "distrib_optim.pt" ? "optimizer" : (file == "model_optim_rng.pt" ? "state" : "other"), -1};
             f.tp = tp;
             f.pp = pp;
+            f.ep = ep;
             model = model || file == "model_optim_rng.pt";
             out.files.push_back(std::move(f));
         }
@@ -127,7 +128,7 @@ CheckpointLayout megatronLayout(CheckpointLayout out, std::vector<fs::path> rank
             missing.push_back(name);
     }
     std::sort(out.files.begin(), out.files.end(), [](const LayoutFile& a, const LayoutFile& b) {
-        return std::tie(a.pp, a.tp, a.path) < std::tie(b.pp, b.tp, b.path);
+        return std::tie(a.ep, a.pp, a.tp, a.path) < std::tie(b.ep, b.pp, b.tp, b.path);
     });
     if (!missing.empty()) {
         out.complete = false;

@@ -50,6 +50,7 @@ private:
 
     // state_reader_parts.cpp
     void readModel(Opened& f);
+    bool readModelChunks(Opened& f);
     void readOptimizer(Opened& f);
     void readScheduler(Opened& f);
     void readScaler(Opened& f);
@@ -59,6 +60,8 @@ private:
     void readZero();
     void readMegatron();
     void readMegatronExtras(Opened& f);
+    void readChainedOptimizer(Opened& f);
+    void readFp32Masters(Opened& f, NodeId optimizer);
 
     // optimizer_name_mapping.cpp
     bool shapesAgree(const std::vector<std::string>& order, const std::vector<std::string>& names) const;

@@ -43,6 +43,8 @@ void StateReader::readModel(Opened& f)
         return;
     const ValueGraph& g = f.file->graph();
     const NodeId root = f.file->root();
+    if (readModelChunks(f))
+        return;
     Found found;
     for (const char* key : {"model", "state_dict", "module", "model_state_dict", "model_state"}) {
         const NodeId n = g.get(root, key);
@@ -82,6 +84,34 @@ void StateReader::readModel(Opened& f)
         model.parameters.push_back(std::move(p));
     }
     m_state.model = std::move(model);
+}
+
+// Megatron-LM with virtual pipeline stages saves one state_dict per model chunk, model0, model1...
+// (NVIDIA/Megatron-LM@d98e8a64 megatron/training/checkpointing.py generate_state_dict), each numbering
+// its layers from 0. W names them "model<v>.<name>", so the chunks stay apart until the merge over
+// the ranks gives them global names (state_reader_megatron.cpp).
+bool StateReader::readModelChunks(Opened& f)
+{
+    const ValueGraph& g = f.file->graph();
+    const NodeId root = f.file->root();
+    if (g.get(root, "model") != kNoNode || stateDictScore(g, g.get(root, "model0")) == 0)
+        return false;
+    ModelPart model;
+    model.from = {f.info.path, {std::string("model0")}};
+    for (int v = 0;; ++v) {
+        const std::string key = "model" + std::to_string(v);
+        const NodeId chunk = g.get(root, key);
+        if (chunk == kNoNode)
+            break;
+        for (const auto& [name, value] : dictItems(g, chunk)) {
+            if (g[value].kind != Kind::Tensor)
+                continue;
+            const TensorInfo& t = f.file->tensors()[g[value].ref];
+            model.parameters.push_back({key + "." + name, t.dtypeName, t.shape, t.numel(), {f.info.path, {key, name}}});
+        }
+    }
+    m_state.model = std::move(model);
+    return true;
 }
 
 void StateReader::readOptimizer(Opened& f)

@@ -117,7 +117,8 @@ const DcpCheckpoint& TensorSource::dcp(const std::string& metadataFile)
 
 namespace {
 
-// A ZeRO fragment: elements [start, start + numel) of a flat partition, as a 1-D view of it.
+// A fragment: elements [start, start + numel) of a flat partition, as a 1-D view of it or, when the
+// range says so, a row-major view of that shape.
 void narrowToElements(ResolvedTensor& r, const ElementRange& range, const Provenance& from)
 {
     TensorInfo& t = r.pieces.front().tensor;
@@ -129,6 +130,16 @@ void narrowToElements(ResolvedTensor& r, const ElementRange& range, const Proven
                           + std::to_string(range.start) + ":" + std::to_string(range.start + range.numel) + "]");
     t.storageOffset += range.start * t.stride[0];
     t.shape = {range.numel};
+    int64_t viewNumel = 1;
+    for (const int64_t d : range.shape)
+        viewNumel *= d;
+    if (!range.shape.empty() && viewNumel == range.numel) { // row-major strides over the run
+        const int64_t step = t.stride[0];
+        t.shape = range.shape;
+        t.stride.assign(range.shape.size(), step);
+        for (std::size_t i = range.shape.size() - 1; i-- > 0;)
+            t.stride[i] = t.stride[i + 1] * range.shape[i + 1];
+    }
     r.shape = t.shape;
 }
 

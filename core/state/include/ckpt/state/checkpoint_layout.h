@@ -45,7 +45,9 @@ struct LayoutFile {
                       // .bin index, which only maps names to its shards), adapter (a LoRA adapter's weights:
                       // adapter_model.*), other
     int rank = -1;
-    int tp = -1, pp = -1; // Megatron's tensor- and pipeline-parallel position, from mp_rank_TT[_PPP]
+    // Megatron's tensor-, pipeline- and expert-parallel position from mp_rank_TT[_PPP][_EEE]. A name
+    // with two numbers is read as TT_PPP; the reader swaps them when the args say PP = 1 and EP > 1.
+    int tp = -1, pp = -1, ep = -1;
 };
 
 struct CheckpointLayout {

@@ -19,10 +19,14 @@
 namespace ckpt {
 
 /// A run of elements of a flat (1-D) tensor: where one parameter's fragment lies in a DeepSpeed
-/// ZeRO partition, which holds many parameters end to end.
+/// ZeRO partition or a Megatron distributed-optimizer buffer, which hold many parameters end to end.
 struct ElementRange {
     int64_t start = 0;
     int64_t numel = 0;
+    /// The elements viewed as this (row-major) shape: a whole tensor flattened into the buffer, as
+    /// Megatron's distributed optimizer keeps each parameter. Empty: a 1-D run (a ZeRO fragment may
+    /// be part of a parameter only).
+    std::vector<int64_t> shape;
 };
 
 struct Provenance {
