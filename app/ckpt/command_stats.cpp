@@ -115,7 +115,8 @@ int runTensorStats(const CliArgs& args)
     StatsOptions options;
     options.progress = progress.callback();
     options.exactHistograms = args.has("--exact-hist");
-    if (std::filesystem::is_directory(args.positional[0]))
+    // A folder, or a .nemo archive (a tar of files, read member by member like a folder's).
+    if (std::filesystem::is_directory(args.positional[0]) || args.positional[0].ends_with(".nemo"))
         return directoryStats(args, options);
     std::unique_ptr<CheckpointFile> file;
     try {

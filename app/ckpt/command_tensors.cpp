@@ -53,9 +53,9 @@ int directoryTensors(const CliArgs& args)
     uint64_t total = 0;
     std::vector<std::string> warnings;
     auto relative = [&](const std::string& path) { return std::filesystem::path(path).lexically_relative(dir).string(); };
-    if (layout.layout == ckpt::Layout::Dcp) {
+    if (const std::string dcp = ckpt::dcpFolder(layout); !dcp.empty()) {
         try {
-            const ckpt::DcpCheckpoint d = ckpt::readDcpCheckpoint(dir);
+            const ckpt::DcpCheckpoint d = ckpt::readDcpCheckpoint(dcp);
             nlohmann::json entries = nlohmann::json::array();
             for (const auto& e : d.entries) {
                 if (e.isBytes)
@@ -68,7 +68,7 @@ int directoryTensors(const CliArgs& args)
                                    {"problem", e.problem}});
                 table.addRow({".metadata", e.fqn, e.dtype, formatShape(e.size), std::to_string(e.chunks.size()) + " chunk(s)", e.problem});
             }
-            files.push_back({{"path", dir + "/.metadata"}, {"role", "metadata"}, {"entries", entries}});
+            files.push_back({{"path", dcp + "/.metadata"}, {"role", "metadata"}, {"entries", entries}});
             warnings = d.warnings;
         } catch (const std::exception& e) {
             return failWith(e.what());
@@ -118,7 +118,8 @@ int runTensors(const CliArgs& args)
         return failWith("usage: ckpt tensors PATH [--json] [--verify-crc] [--stats [--exact-hist]]  (PATH: a file or a checkpoint folder)");
     if (args.has("--stats"))
         return runTensorStats(args);
-    if (std::filesystem::is_directory(args.positional[0]))
+    // A folder, or a .nemo archive (a tar of files, read member by member like a folder's).
+    if (std::filesystem::is_directory(args.positional[0]) || args.positional[0].ends_with(".nemo"))
         return directoryTensors(args);
     ckpt::OpenOptions options;
     options.verifyCrc = args.has("--verify-crc");

@@ -78,7 +78,7 @@ Aligned alignTensors(const TrainingState& s, const std::string& prefix, TensorSo
         for (const auto& g : s.rng->generators)
             covered.insert({g.file, formatKeyPath(g.state.key)});
     }
-    if (s.layout.layout == Layout::Dcp)
+    if (!dcpFolder(s.layout).empty())
         return out;
     // Everything else, by file name and key path: EMA weights, extra buffers, ZeRO partitions.
     for (const auto& f : s.layout.files) {

@@ -100,6 +100,9 @@ void CheckpointFile::load(const OpenOptions& options)
     } else if (startsWith(data, "PYTORCH1")) {
         throw FormatError("a TorchScript container from the PyTorch 1.0 preview release, which no PyTorch "
                           "since 1.0 can read either");
+    } else if (data.size() > 262 && std::memcmp(data.data() + 257, "ustar", 5) == 0 && path().ends_with(".nemo")) {
+        throw FormatError("a NeMo .nemo archive, a tar of several files: open it as a checkpoint (ckpt show, ckpt tensors), "
+                          "or one member as a path below it (" + path() + "/model_weights.ckpt)");
     } else if (data.size() > 262 && std::memcmp(data.data() + 257, "ustar", 5) == 0) {
         throw FormatError("the PyTorch 0.1.x tar format (torch.save before 0.2); load and re-save it with "
                           "PyTorch 1.x to inspect it");
@@ -132,6 +135,14 @@ void CheckpointFile::load(const OpenOptions& options)
             && t.storage >= 0)
             m_doc.warnings.push_back("tensor " + formatKeyPath(e.key) + ": " + t.problem);
     }
+}
+
+void CheckpointFile::setRoot(NodeId node)
+{
+    if (!m_doc.graph.valid(node))
+        return;
+    m_doc.root = node;
+    m_entries = listTensors(m_doc);
 }
 
 NodeId CheckpointFile::runPickle(Bytes data, std::size_t start, const std::string& record, const OpenOptions& options,

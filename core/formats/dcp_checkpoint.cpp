@@ -144,6 +144,17 @@ std::vector<DcpEntry> readEntries(const std::string& dir, const std::string& met
         }
     }
 
+    // Megatron-core <= 0.15 pickles its MCoreMetadata subclass with mcore_data: {key: {} or
+    // {nd_reformulated_orig_global_shape: shape}} (megatron/core/dist_checkpointing/strategies/torch.py).
+    std::map<std::string, std::vector<int64_t>> originalShapes;
+    if (const NodeId mcore = field(g, root, "mcore_data"); g.valid(mcore) && g[mcore].kind == Kind::Dict) {
+        const auto& items = g[mcore].items;
+        for (std::size_t i = 0; i + 1 < items.size(); i += 2) {
+            const std::vector<int64_t> shape = ints(g, field(g, items[i + 1], "nd_reformulated_orig_global_shape"));
+            if (!shape.empty())
+                originalShapes[text(g, items[i])] = shape;
+        }
+    }
     const NodeId sdm = field(g, root, "state_dict_metadata");
     if (!g.valid(sdm) || g[sdm].kind != Kind::Dict)
         throw OpenError(metaPath, "Metadata has no state_dict_metadata");
@@ -160,6 +171,8 @@ std::vector<DcpEntry> readEntries(const std::string& dir, const std::string& met
             e.path.push_back(e.fqn.substr(start));
         }
         const NodeId md = items[i + 1];
+        if (const auto it = originalShapes.find(e.fqn); it != originalShapes.end())
+            e.originalShape = it->second;
         e.isBytes = stateClass(g, md) == "BytesStorageMetadata";
         if (e.isBytes) {
             const auto it = storage.find({e.fqn, {}});

@@ -4,6 +4,7 @@
 #include "ckpt/formats/checkpoint_file.h"
 #include "ckpt/formats/file_sniff.h"
 #include "ckpt/io/archive_members.h"
+#include "ckpt/io/tar_index.h"
 #include "ckpt/io/zip_archive.h"
 
 #include <unordered_set>
@@ -126,6 +127,99 @@ void scanNpy(ImportsReport& report, const std::string& record, Bytes data)
         report.notes.push_back(record + ": a numpy array of plain numbers (no pickle)");
 }
 
+// Whatever `data` is, every pickle in it: a torch.save zip's records, a legacy file's pickles, a
+// .npy's object array, the members of an archive (a .nemo's model_weights.ckpt is a zip inside a tar),
+// a plain pickle. Returns false when it holds no pickle; throws FormatError when it is nothing known.
+bool scanAny(ImportsReport& report, const std::string& name, Bytes data, int depth)
+{
+    const std::string prefix = name.empty() ? std::string() : name + "/";
+    if (data.empty())
+        throw FormatError("empty file (0 bytes): nothing to scan");
+    if (startsWith(data, "PK\x03\x04")) {
+        const ZipArchive zip = ZipArchive::parse(data);
+        for (const auto& w : zip.warnings)
+            report.notes.push_back(prefix + w);
+        bool any = false;
+        for (const auto& e : zip.entries) {
+            const bool tensorBytes = e.name.find("/data/") != std::string::npos || e.name.find("/constants/") != std::string::npos;
+            if (tensorBytes && !e.name.ends_with(".pkl"))
+                continue;
+            if (e.flags & 0x0001 && e.method == 0 && e.compressedSize != e.uncompressedSize) {
+                report.notes.push_back(prefix + e.name + ": encrypted, not scanned");
+                continue;
+            }
+            std::vector<std::byte> scratch;
+            const Bytes bytes = entryBytes(data, e, scratch, std::size_t(1) << 28);
+            if (e.crc32 != 0 && crc32Of(bytes) != e.crc32)
+                report.notes.push_back("CRC-32 mismatch in " + prefix + e.name + " (scanned anyway: PyTorch may not check it)");
+            if (startsWith(bytes, "\x93NUMPY")) {
+                scanNpy(report, prefix + e.name, bytes);
+                any = true;
+            } else if (e.name.ends_with(".pkl") || e.name.ends_with(".pickle")
+                       || (bytes.size() > 2 && static_cast<uint8_t>(bytes[0]) == 0x80 && static_cast<uint8_t>(bytes[1]) <= 5)) {
+                scanPickleSequence(report, prefix + e.name, bytes);
+                any = true;
+            }
+        }
+        return any;
+    }
+    if (startsWithLegacyMagic(data)) {
+        std::size_t pos = 0;
+        for (int i = 0; i < 5 && pos != std::string::npos && pos < data.size(); ++i)
+            pos = scanPickle(report, prefix + "pickle #" + std::to_string(i + 1), data, pos);
+        return true;
+    }
+    if (startsWith(data, "\x93NUMPY")) {
+        scanNpy(report, prefix + "array", data);
+        return true;
+    }
+    const std::string kind = sniffFileKind(data);
+    const bool archive = kind == "a 7-Zip archive" || kind == "a tar archive" || kind == "a gzip file" || kind == "an xz file"
+                         || kind == "a bzip2 file";
+    if (archive && depth < 3) {
+        // Pickles are also shipped inside general archives, and checkpoints inside tars (NeMo's .nemo):
+        // every member, a zip or an archive in it too. An uncompressed tar's members are read in place,
+        // whatever their size.
+        bool any = false;
+        auto member = [&](const std::string& memberName, Bytes content) {
+            if (kind == "a tar archive" && (memberName == "storages" || memberName == "tensors")) {
+                scanTorchTarMember(report, memberName, content);
+                any = true;
+            } else if (looksLikePickle(content) || memberName.ends_with(".pkl")) {
+                scanPickleSequence(report, prefix + memberName, content);
+                any = true;
+            } else if (!content.empty()) {
+                try {
+                    any = scanAny(report, prefix + memberName, content, depth + 1) || any;
+                } catch (const FormatError&) {
+                    // a member that holds no pickle (a YAML config, a tokenizer model)
+                }
+            }
+        };
+        if (looksLikeTar(data)) {
+            for (const TarMember& m : tarIndex(data)) {
+                if (m.type == '0')
+                    member(m.name, data.subspan(static_cast<std::size_t>(m.offset), static_cast<std::size_t>(m.size)));
+            }
+        } else {
+            std::vector<std::string> skipped;
+            forEachArchiveMember(data, std::size_t(1) << 28, member, &skipped);
+            for (const auto& skippedName : skipped)
+                report.notes.push_back(prefix + skippedName + ": larger than 256 MiB in a compressed archive, not scanned");
+        }
+        return any;
+    }
+    if (looksLikeSafetensors(data)) {
+        report.notes.push_back(prefix + "safetensors holds no pickle: nothing in it can run code");
+        return true;
+    }
+    if (looksLikePickle(data)) {
+        scanPickleSequence(report, prefix + "pickle", data);
+        return true;
+    }
+    throw FormatError("no pickle found: " + sniffFileKind(data));
+}
+
 } // namespace
 
 ImportsReport scanImports(const std::string& path)
@@ -136,73 +230,12 @@ ImportsReport scanImports(const std::string& path)
     } catch (const std::exception& e) {
         throw OpenError(path, e.what());
     }
-    const Bytes data = file.bytes();
     ImportsReport report;
     try {
-        if (data.empty())
-            throw FormatError("empty file (0 bytes): nothing to scan");
-        if (startsWith(data, "PK\x03\x04")) {
-            const ZipArchive zip = ZipArchive::parse(data);
-            for (const auto& w : zip.warnings)
-                report.notes.push_back(w);
-            bool any = false;
-            for (const auto& e : zip.entries) {
-                const bool tensorBytes = e.name.find("/data/") != std::string::npos || e.name.find("/constants/") != std::string::npos;
-                if (tensorBytes && !e.name.ends_with(".pkl"))
-                    continue;
-                if (e.flags & 0x0001 && e.method == 0 && e.compressedSize != e.uncompressedSize) {
-                    report.notes.push_back(e.name + ": encrypted, not scanned");
-                    continue;
-                }
-                std::vector<std::byte> scratch;
-                const Bytes bytes = entryBytes(data, e, scratch, std::size_t(1) << 28);
-                if (e.crc32 != 0 && crc32Of(bytes) != e.crc32)
-                    report.notes.push_back("CRC-32 mismatch in " + e.name + " (scanned anyway: PyTorch may not check it)");
-                if (startsWith(bytes, "\x93NUMPY")) {
-                    scanNpy(report, e.name, bytes);
-                    any = true;
-                } else if (e.name.ends_with(".pkl") || e.name.ends_with(".pickle")
-                           || (bytes.size() > 2 && static_cast<uint8_t>(bytes[0]) == 0x80 && static_cast<uint8_t>(bytes[1]) <= 5)) {
-                    scanPickleSequence(report, e.name, bytes);
-                    any = true;
-                }
-            }
-            if (!any)
-                throw FormatError("a zip archive with no pickle in it");
-        } else if (startsWithLegacyMagic(data)) {
-            std::size_t pos = 0;
-            for (int i = 0; i < 5 && pos != std::string::npos && pos < data.size(); ++i)
-                pos = scanPickle(report, "pickle #" + std::to_string(i + 1), data, pos);
-        } else if (startsWith(data, "\x93NUMPY")) {
-            scanNpy(report, "array", data);
-        } else if (const std::string kind = sniffFileKind(data);
-                   kind == "a 7-Zip archive" || kind == "a tar archive" || kind == "a gzip file" || kind == "an xz file"
-                   || kind == "a bzip2 file") {
-            // Pickles are also shipped inside general archives; look at every member.
-            bool any = false;
-            std::vector<std::string> skipped;
-            forEachArchiveMember(data, std::size_t(1) << 28, [&](const std::string& name, Bytes content) {
-                if (startsWith(content, "\x93NUMPY")) {
-                    scanNpy(report, name, content);
-                    any = true;
-                } else if (kind == "a tar archive" && (name == "storages" || name == "tensors")) {
-                    scanTorchTarMember(report, name, content);
-                    any = true;
-                } else if (looksLikePickle(content) || name.ends_with(".pkl") || startsWithLegacyMagic(content)) {
-                    scanPickleSequence(report, name, content);
-                    any = true;
-                }
-            }, &skipped);
-            for (const auto& name : skipped)
-                report.notes.push_back(name + ": larger than 256 MiB, not scanned");
-            if (!any)
-                throw FormatError(kind + " with no pickle in it");
-        } else if (looksLikeSafetensors(data)) {
-            report.notes.push_back("safetensors holds no pickle: nothing in it can run code");
-        } else if (looksLikePickle(data)) {
-            scanPickleSequence(report, "pickle", data);
-        } else {
-            throw FormatError("no pickle found: " + sniffFileKind(data));
+        const Bytes data = file.bytes();
+        if (!scanAny(report, "", data, 0)) {
+            const std::string kind = startsWith(data, "PK\x03\x04") ? std::string("a zip archive") : sniffFileKind(data);
+            throw FormatError(kind + " with no pickle in it");
         }
     } catch (const OpenError&) {
         throw;

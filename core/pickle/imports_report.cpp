@@ -293,8 +293,11 @@ bool isBenignGetattr(const GetattrUse& use, std::string& reason)
             return false;
         }
     }
-    // Enum members: getattr(EnumClass, 'NAME'); a class is CapWords, a module object is not.
-    if (use.targetIsGlobal && !name.empty() && name[0] >= 'A' && name[0] <= 'Z')
+    // Enum members: getattr(EnumClass, 'NAME'); a class is CapWords (private ones after leading
+    // underscores: torch.distributed.checkpoint.metadata._MEM_FORMAT_ENCODING, which Python 3.11+
+    // pickles this way inside every DCP .metadata), a module object is not.
+    const std::size_t letter = name.find_first_not_of('_');
+    if (use.targetIsGlobal && letter != std::string::npos && name[letter] >= 'A' && name[letter] <= 'Z')
         return true;
     // Bound methods: getattr(<constructed object>, 'method'), e.g. OneCycleLR's anneal_func.
     if (use.targetIsObject)

@@ -132,7 +132,7 @@ void paramsWithoutState(const TrainingState& s, Findings& out)
 void unmatchedParams(const TrainingState& s, Findings& out)
 {
     const OptimizerPart& o = *s.optimizer;
-    if (!s.model || !o.nameMapping.starts_with("none (") || o.nameMapping.starts_with("none (no model")
+    if (!s.model || o.namesNotRecorded || !o.nameMapping.starts_with("none (") || o.nameMapping.starts_with("none (no model")
         || o.nameMapping.find("flat partition") != std::string::npos || o.nameMapping.starts_with("none (0 optimizer"))
         return; // ZeRO partitions and optimizers without parameters cannot be compared this way
     Finding f = makeFinding("optimizer.unmatched-params", "optimizer parameters cannot be matched to the model's: " + o.nameMapping.substr(6, o.nameMapping.size() - 7),

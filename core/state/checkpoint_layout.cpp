@@ -165,6 +165,45 @@ std::optional<std::vector<LayoutFile>> nemoRankFiles(const std::string& path)
     return files;
 }
 
+// metadata.json is written after every rank's data and the .metadata (megatron/core/dist_checkpointing/
+// serialization.py save, metadata_finalize_fn): without it the save did not finish.
+void markMegatronDistCompleteness(CheckpointLayout& out, bool metadataJson)
+{
+    if (metadataJson)
+        return;
+    out.complete = false;
+    out.incompleteReason = "no metadata.json, which Megatron-core writes last: the save did not finish";
+}
+
+// NeMo 2.0's checkpoint folder (NVIDIA/NeMo@8cfedd72 nemo/lightning/io/pl.py MegatronCheckpointIO,
+// nemo/lightning/pytorch/callbacks/model_checkpoint.py; docs/layouts.md §5): weights/ in torch_dist
+// format, context/ with io.json, model.yaml and the tokenizer files.
+CheckpointLayout nemo2Layout(CheckpointLayout out)
+{
+    out.layout = Layout::Nemo;
+    const fs::path root(out.path);
+    out.distributedDir = (root / "weights").string();
+    std::error_code ec;
+    bool metadataJson = false;
+    for (const char* sub : {"weights", "context"}) {
+        std::vector<fs::path> entries;
+        for (const auto& e : fs::directory_iterator(root / sub, fs::directory_options::skip_permission_denied, ec)) {
+            if (e.is_regular_file(ec))
+                entries.push_back(e.path());
+        }
+        std::sort(entries.begin(), entries.end());
+        for (const fs::path& p : entries) {
+            const std::string name = p.filename().string();
+            metadataJson = metadataJson || (std::string_view(sub) == "weights" && name == "metadata.json");
+            int rank = -1;
+            std::string role = std::string_view(sub) == "context" ? (isConfigFileName(name) ? "config" : "other") : roleOfFile(name, rank);
+            out.files.push_back({p.string(), role, rank});
+        }
+    }
+    markMegatronDistCompleteness(out, metadataJson);
+    return out;
+}
+
 // A .nemo file: a tar of model_config.yaml, tokenizer artefacts and the weights, as
 // model_weights.ckpt, one per model-parallel rank (mp_rank_TT/, tp_rank_TT_pp_rank_PPP/), or a
 // Megatron-core distributed checkpoint in model_weights/ (NVIDIA/NeMo@8cfedd72
@@ -197,6 +236,7 @@ CheckpointLayout nemoArchiveLayout(CheckpointLayout out)
             }
         } else if (m.parent_path().string().find("/model_weights") != std::string::npos || parent == "model_weights") {
             f.role = "distributed"; // model_weights/: a Megatron-core distributed checkpoint inside the tar
+            out.distributedDir = (fs::path(out.path) / "model_weights").string();
         }
         out.files.push_back(std::move(f));
     }
@@ -232,6 +272,11 @@ const char* layoutName(Layout layout)
     case Layout::Generic: return "generic";
     }
     return "?";
+}
+
+std::string dcpFolder(const CheckpointLayout& layout)
+{
+    return layout.layout == Layout::Dcp ? layout.path : layout.distributedDir;
 }
 
 bool isFinalArtefact(Layout layout) { return layout == Layout::ModelExport || layout == Layout::NemoArchive; }
@@ -332,6 +377,10 @@ CheckpointLayout detectLayout(const std::string& path)
     });
     if (megatron)
         return megatronLayout(std::move(out), rankDirs, mpRank);
+    // NeMo 2.0: the checkpoint folder holds weights/ (Megatron-core's distributed checkpoint) and
+    // context/ (the model's config, the tokenizer).
+    if (fs::is_directory(fs::path(path) / "weights", ec) && fs::exists(fs::path(path) / "weights" / ".metadata", ec))
+        return nemo2Layout(std::move(out));
     std::sort(names.begin(), names.end());
     auto has = [&](std::string_view n) { return std::find(names.begin(), names.end(), n) != names.end(); };
     auto any = [&](auto pred) { return std::any_of(names.begin(), names.end(), pred); };
@@ -346,6 +395,16 @@ CheckpointLayout detectLayout(const std::string& path)
         out.files.push_back({(fs::path(path) / n).string(), role, rank});
     }
 
+    static const std::regex iter(R"(^(iter_\d+|release)$)");
+    if (has(".metadata") && (has("metadata.json") || has("common.pt") || std::regex_match(base, iter))) {
+        // Megatron-core's distributed checkpoint (torch_dist): DCP files, with metadata.json written last
+        // and the state that is not sharded in common.pt (core <= 0.18) or a DCP item (docs/layouts.md §6).
+        // Megatron-LM's iter_N/, NeMo 1.x's checkpoint folders.
+        out.layout = std::regex_match(base, iter) ? Layout::Megatron : Layout::Nemo;
+        out.distributedDir = path;
+        markMegatronDistCompleteness(out, has("metadata.json"));
+        return out;
+    }
     if (has("manifest.json")) {
         out.layout = Layout::RecoveryGuideDir;
         out.complete = has("COMPLETE");

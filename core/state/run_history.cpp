@@ -265,6 +265,21 @@ std::optional<int64_t> stepFromContent(const RunCheckpoint& c)
         } catch (const std::exception&) {
         }
     }
+    // Megatron-core's distributed checkpoint keeps its counters in common.pt (NeMo's Lightning dict:
+    // global_step; Megatron-LM <= core 0.18: iteration); NeMo 2.0 puts it in weights/.
+    for (const fs::path common : {p / "common.pt", p / "weights" / "common.pt"}) {
+        if (!fs::is_regular_file(common))
+            continue;
+        try {
+            auto opened = CheckpointFile::open(common.string());
+            for (const char* key : {"global_step", "iteration"}) {
+                const NodeId n = opened->graph().get(opened->root(), key);
+                if (n != kNoNode && opened->graph()[n].kind == Kind::Int)
+                    return opened->graph()[n].i;
+            }
+        } catch (const std::exception&) {
+        }
+    }
     // A single file's own global_step. accelerate records none: the "step" of random_states_<i>.pkl
     // is Accelerator.step, reset at every dataloader end (docs/conventions.md §2).
     if (c.layout == Layout::Accelerate)

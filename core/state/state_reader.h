@@ -59,8 +59,10 @@ private:
     void readFrameworkCounters(Opened& f);
     void readZero();
     void readMegatron();
+    void readMegatronDist();
     void readMegatronExtras(Opened& f);
     void readChainedOptimizer(Opened& f);
+    void readMegatronGradScaler(const CheckpointFile& file, NodeId gs, Provenance from);
     void readFp32Masters(Opened& f, NodeId optimizer);
 
     // optimizer_name_mapping.cpp

@@ -49,30 +49,8 @@ void StateReader::readMegatronExtras(Opened& f)
     NodeId optimizer = g.get(root, "optimizer");
     if (g.valid(optimizer) && g[optimizer].kind == Kind::List && !g[optimizer].items.empty())
         optimizer = g[optimizer].items.front();
-    if (const NodeId gs = g.get(optimizer, "grad_scaler"); isDict(g, gs) && !m_state.scaler) {
-        ScalerPart sc;
-        sc.from = {path, {std::string("optimizer"), std::string("grad_scaler")}};
-        sc.scale = scalarOf(*file, g.get(gs, "scale"));
-        if (auto t = scalarOf(*file, g.get(gs, "growth_tracker")))
-            sc.growthTracker = static_cast<int64_t>(*t);
-        sc.growthFactor = 2.0;
-        sc.backoffFactor = 0.5;
-        for (const auto& f : m_state.environment) {
-            if (f.name == "args.loss_scale_window") {
-                try {
-                    sc.growthInterval = std::stoll(f.value);
-                } catch (const std::exception&) {
-                }
-            }
-        }
-        sc.enabled = sc.scale.has_value();
-        if (sc.scale)
-            m_state.scaler = std::move(sc);
-    }
-    // OptimizerParamScheduler.state_dict (megatron/core/optimizer_param_scheduler.py): max_lr,
-    // lr_warmup_steps, num_steps, lr_decay_style, lr_decay_steps, min_lr, start_wd, end_wd,
-    // wd_incr_style, wd_incr_steps. num_steps counts samples: train_step steps it by the global
-    // batch size on every successful update.
+    if (const NodeId gs = g.get(optimizer, "grad_scaler"); isDict(g, gs))
+        readMegatronGradScaler(*file, gs, {path, {std::string("optimizer"), std::string("grad_scaler")}});
     readChainedOptimizer(f);
     readFp32Masters(f, optimizer);
     const NodeId sched = g.get(root, "opt_param_scheduler");
@@ -95,6 +73,34 @@ void StateReader::readMegatronExtras(Opened& f)
     m_state.scheduler = std::move(part);
 }
 
+
+// Megatron's DynamicGradScaler state {scale, growth_tracker, hysteresis_tracker}; the scaler is built
+// with growth factor 2, backoff 0.5 and growth_interval = args.loss_scale_window (megatron/core/optimizer/
+// __init__.py, grad_scaler.py: the tracker restarts at each growth, as GradScaler's).
+void StateReader::readMegatronGradScaler(const CheckpointFile& file, NodeId gs, Provenance from)
+{
+    const ValueGraph& g = file.graph();
+    if (m_state.scaler || !isDict(g, gs))
+        return;
+    ScalerPart sc;
+    sc.from = std::move(from);
+    sc.scale = scalarOf(file, g.get(gs, "scale"));
+    if (auto t = scalarOf(file, g.get(gs, "growth_tracker")))
+        sc.growthTracker = static_cast<int64_t>(*t);
+    sc.growthFactor = 2.0;
+    sc.backoffFactor = 0.5;
+    for (const auto& f : m_state.environment) {
+        if (f.name == "args.loss_scale_window") {
+            try {
+                sc.growthInterval = std::stoll(f.value);
+            } catch (const std::exception&) {
+            }
+        }
+    }
+    sc.enabled = sc.scale.has_value();
+    if (sc.scale)
+        m_state.scaler = std::move(sc);
+}
 
 // Float16OptimizerWithFloat16Params keeps the fp32 main copy of every parameter beside the inner
 // optimizer, fp32_from_fp16_params[group][i] for the group's i-th parameter (megatron/core/optimizer/

@@ -32,6 +32,13 @@ void StateReader::read()
         settleGlobalStep();
         return;
     }
+    if (!m_state.layout.distributedDir.empty()) {
+        readMegatronDist();
+        readJsonSidecars();
+        readNameCounters();
+        settleGlobalStep();
+        return;
+    }
     // Files of tensor x pipeline parallel ranks: Megatron-LM's mp_rank_TT_PPP folders, NeMo 1.x's
     // mp_rank_TT copies of one .ckpt, a .nemo's per-rank model_weights.ckpt.
     const bool rankFiles = std::any_of(m_state.layout.files.begin(), m_state.layout.files.end(),
@@ -84,10 +91,6 @@ void StateReader::noteUnreadParts()
     if (files.size() == 1 && files.front().role == "other")
         m_state.warnings.push_back(m_state.layout.path + ": not an uncompressed tar, so its members cannot be read in place (a "
                                    "gzip-compressed .nemo from NeMo before 1.7); extract it (tar -xzf) and open the folder");
-    if (std::any_of(files.begin(), files.end(), [](const LayoutFile& f) { return f.role == "distributed"; }))
-        m_state.warnings.push_back(m_state.layout.path + ": its weights are a Megatron-core distributed checkpoint "
-                                   "(model_weights/), which is not read inside the archive; extract it (tar -xf) and open "
-                                   "model_weights/");
 }
 
 void StateReader::openFiles()

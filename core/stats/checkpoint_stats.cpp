@@ -314,8 +314,8 @@ CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptio
     const CheckpointLayout layout = detectLayout(path);
     out.layout = layoutName(layout.layout);
     try {
-        if (layout.layout == Layout::Dcp) {
-            dcpStats(out, path, options);
+        if (const std::string dcp = dcpFolder(layout); !dcp.empty()) {
+            dcpStats(out, dcp, options);
             return out;
         }
         std::vector<OpenedFile> files;

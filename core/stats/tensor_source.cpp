@@ -143,6 +143,40 @@ void narrowToElements(ResolvedTensor& r, const ElementRange& range, const Proven
     r.shape = t.shape;
 }
 
+// Megatron-core's N-D flattened tensor (docs/layouts.md §6): global shape (shards per dimension...,
+// shard numel), each chunk one whole tensor-parallel shard stored flat, row-major. Seen in the shape
+// it stands for, each chunk is that shard's box. A chunk holding only a range of a shard (the
+// distributed optimizer's flattened_range) is no box of the original: refused with the reason.
+void unflattenShards(ResolvedTensor& r, const DcpEntry& e)
+{
+    const std::size_t dims = e.originalShape.size();
+    if (e.size.size() != dims + 1)
+        throw FormatError(e.fqn + ": its flattened shape " + std::to_string(e.size.size()) + "-D does not fit the original " + std::to_string(dims) + "-D one");
+    std::vector<int64_t> local(dims);
+    int64_t localNumel = 1;
+    for (std::size_t d = 0; d < dims; ++d) {
+        if (e.size[d] <= 0 || e.originalShape[d] % e.size[d] != 0)
+            throw FormatError(e.fqn + ": its shards do not divide the original shape");
+        local[d] = e.originalShape[d] / e.size[d];
+        localNumel *= local[d];
+    }
+    for (TensorPiece& piece : r.pieces) {
+        if (piece.offsets.size() != dims + 1 || piece.offsets[dims] != 0 || piece.tensor.numel() != localNumel)
+            throw FormatError(e.fqn + ": stored as ranges of flattened shards (Megatron's fully_sharded_model_space), "
+                              "which are not boxes of the parameter's shape");
+        const int64_t step = piece.tensor.stride.empty() ? 1 : piece.tensor.stride.back();
+        piece.tensor.shape = local;
+        piece.tensor.stride.assign(dims, step);
+        for (std::size_t d = dims - 1; d-- > 0;)
+            piece.tensor.stride[d] = piece.tensor.stride[d + 1] * local[d + 1];
+        std::vector<int64_t> offsets(dims);
+        for (std::size_t d = 0; d < dims; ++d)
+            offsets[d] = piece.offsets[d] * local[d];
+        piece.offsets = std::move(offsets);
+    }
+    r.shape = e.originalShape;
+}
+
 } // namespace
 
 ResolvedTensor TensorSource::resolve(const Provenance& from)
@@ -183,6 +217,8 @@ ResolvedTensor TensorSource::resolve(const Provenance& from)
     }
     if (!r.pieces.empty())
         r.dtype = r.pieces.front().tensor.dtypeName; // .metadata spells it torch.float32
+    if (!e->originalShape.empty())
+        unflattenShards(r, *e);
     return r;
 }
 

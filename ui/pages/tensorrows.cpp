@@ -233,9 +233,9 @@ void addPieceGroups(const TrainingState& state, const std::vector<std::shared_pt
 CheckpointTensors collectTensors(const TrainingState& state, const std::function<bool(int, int)>& progress)
 {
     CheckpointTensors out;
-    if (state.layout.layout == Layout::Dcp) {
+    if (const std::string dcp = dcpFolder(state.layout); !dcp.empty()) {
         try {
-            out.dcp = std::make_shared<const DcpCheckpoint>(readDcpCheckpoint(state.layout.path));
+            out.dcp = std::make_shared<const DcpCheckpoint>(readDcpCheckpoint(dcp));
             addDcpRows(*out.dcp, out.rows);
         } catch (const std::exception& e) {
             out.errors.append(fromUtf8(e.what()));

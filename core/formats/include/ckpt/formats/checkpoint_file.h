@@ -68,6 +68,10 @@ public:
     /// True when storages hold big-endian bytes (the `byteorder` record or legacy sys_info).
     bool bigEndian() const { return m_bigEndian; }
 
+    /// Makes `node` (a value inside the document) the root the readers start from and key paths
+    /// count from: Megatron's distributed checkpoint pickles each object in a one-element list.
+    void setRoot(NodeId node);
+
     /// Every tensor with its key path (computed once on open).
     const std::vector<TensorEntry>& tensorEntries() const { return m_entries; }
 

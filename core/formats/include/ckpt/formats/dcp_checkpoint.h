@@ -29,6 +29,11 @@ struct DcpEntry {
     std::vector<int64_t> size;    // the global shape
     std::vector<DcpChunk> chunks; // tensors: one per saved shard; bytes: one item
     std::string problem;          // chunks that do not tile the tensor, or items missing from storage_data
+    /// Megatron-core's "N-D flattened" tensors (the fully_sharded_model_space optimizer state): each
+    /// tensor-parallel shard of the tensor stored flat, the global shape the shard counts per
+    /// dimension plus the flat length. The shape they stand for, from MCoreMetadata.mcore_data
+    /// (nd_reformulated_orig_global_shape); empty for ordinary tensors.
+    std::vector<int64_t> originalShape;
 };
 
 struct DcpCheckpoint {

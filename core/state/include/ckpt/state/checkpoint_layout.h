@@ -56,11 +56,19 @@ struct CheckpointLayout {
     std::vector<LayoutFile> files;
     std::optional<int64_t> stepFromName; // checkpoint-1200, global_step1200, epoch=3-step=1200.ckpt
     bool complete = true;             // commit marker present where the layout has one
+    /// Megatron-core's distributed checkpoint (torch_dist) this checkpoint's state is in: the folder
+    /// itself (Megatron-LM's iter_N/, NeMo 1.x), NeMo 2.0's weights/, or a .nemo's model_weights/.
+    /// Empty for every other layout.
+    std::string distributedDir;
     std::string incompleteReason;
 };
 
 /// Throws std::runtime_error naming the path when it does not exist.
 CheckpointLayout detectLayout(const std::string& path);
+
+/// The torch.distributed.checkpoint folder the checkpoint's tensors are in: its own folder for a DCP
+/// checkpoint, distributedDir for Megatron-core's; empty for the layouts of ordinary files.
+std::string dcpFolder(const CheckpointLayout& layout);
 
 /// Whether the file is opened with CheckpointFile::open to read the state and its tensors: every
 /// tensor of a checkpoint lies in exactly one such file (a safetensors index stands for its

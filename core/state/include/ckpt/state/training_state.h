@@ -106,6 +106,9 @@ struct ParamGroup {
 struct OptimizerPart {
     std::string type;          // "Adam/AdamW", "SGD", "RMSprop", "Adagrad"... inferred from the state keys
     std::string nameMapping;   // how indices were mapped to names: "by name", "by order", "by order, buffers skipped", "within N param groups, ...", "by shape ...", "none (...)"
+    /// The format keeps the state in flat buffers without saying which elements are which parameter
+    /// (Megatron's dp_reshardable distributed checkpoint): unnamed by design, not by a mismatch.
+    bool namesNotRecorded = false;
     std::vector<ParamGroup> groups;
     std::vector<ParamState> paramState;
     Provenance from;
