@@ -128,20 +128,35 @@ bool isRngFile(const std::string& relative)
     return rngRank(slash == std::string::npos ? relative : relative.substr(slash + 1)).has_value();
 }
 
-std::optional<uint64_t> stepFromName(const std::string& name)
-{
-    for (const char* prefix : {"checkpoint-", "checkpoint_", "global_step", "step-"}) {
-        if (name.starts_with(prefix))
-            return parseDigits(std::string_view(name).substr(std::string_view(prefix).size()));
-    }
-    return std::nullopt;
-}
-
 bool isNativeMarkerName(const std::string& name)
 {
     return name == "trainer_state.json" || isDcpMetadataFile(name) || name.ends_with("_model_states.pt") ||
-           (name.starts_with("random_states_") && name.ends_with(".pkl"));
+           (name.starts_with("random_states_") && name.ends_with(".pkl")) || name == "metadata.json";
 }
+
+namespace {
+
+// Layouts whose commit marker is in a folder of the checkpoint: Megatron-LM's legacy iter_N/ (each
+// rank's mp_rank_TT[_PPP]/model_optim_rng.pt; the tracker beside the folders names it complete), NeMo
+// 2.0's checkpoint folder (weights/metadata.json, Megatron-core's last file).
+std::string nestedMarkerIn(const std::string& dir)
+{
+    std::error_code ec;
+    if (fs::exists(fs::path(dir) / "weights" / "metadata.json", ec))
+        return "weights/metadata.json";
+    if (fs::exists(fs::path(dir) / "weights" / ".metadata", ec))
+        return "weights/.metadata";
+    std::vector<std::string> ranks;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.starts_with("mp_rank_") && fs::exists(e.path() / "model_optim_rng.pt", ec))
+            ranks.push_back(name + "/model_optim_rng.pt");
+    }
+    std::sort(ranks.begin(), ranks.end());
+    return ranks.empty() ? std::string() : ranks.front();
+}
+
+} // namespace
 
 std::string nativeMarkerIn(const std::string& dir)
 {
@@ -173,7 +188,10 @@ std::string nativeMarkerIn(const std::string& dir)
             }
         }
     }
+    if (names.empty())
+        return nestedMarkerIn(dir);
     for (const auto pred : {+[](const std::string& n) { return n == "trainer_state.json"; },
+                            +[](const std::string& n) { return n == "metadata.json"; }, // Megatron-core: after .metadata
                             +[](const std::string& n) { return n == ".metadata"; },
                             +[](const std::string& n) { return n.ends_with(".metadata"); },
                             +[](const std::string& n) { return n.ends_with("_model_states.pt"); },

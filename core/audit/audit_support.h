@@ -3,6 +3,8 @@
 // and the names it recognises (rng-rank-N.pt, checkpoint-N, safe relative paths).
 #pragma once
 
+#include "ckpt/formats/rank_names.h" // stepFromName: the step a folder is named for
+
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
@@ -38,9 +40,6 @@ std::optional<uint64_t> parseDigits(std::string_view s);
 /// of a single-process run (flagged through `single`).
 std::optional<uint64_t> rngRank(std::string_view name, bool* single = nullptr);
 bool isRngFile(const std::string& relative);
-/// The number in a checkpoint folder's name: checkpoint-N (guide, HF), checkpoint_N (accelerate's
-/// save index), global_stepN (DeepSpeed), step-N (DCP savers such as torchtitan).
-std::optional<uint64_t> stepFromName(const std::string& name);
 /// The commit marker of a layout without manifest, present in `dir`: "trainer_state.json" (HF),
 /// ".metadata" or "__0.metadata" (DCP), "mp_rank_00_model_states.pt" (DeepSpeed),
 /// "random_states_0.pkl" (accelerate); empty when none.

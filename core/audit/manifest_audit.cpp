@@ -384,6 +384,9 @@ AuditResult Auditor::run(const std::string& pathIn)
 
     std::string dirDisplay = path;
     if (S_ISREG(st.st_mode)) {
+        if (path.ends_with(".nemo"))
+            throw OpenError(pathIn, "is a .nemo archive, which records no sizes or hashes to audit against; ckpt check reads its "
+                                    "members and reports the unreadable ones");
         if (fs::path(path).filename() != "manifest.json")
             throw OpenError(pathIn, "is a file; ckpt audit takes a checkpoint directory, a run directory or a manifest.json");
         dirDisplay = fs::path(path).parent_path().string();
@@ -414,7 +417,8 @@ AuditResult Auditor::run(const std::string& pathIn)
             else if (isNativeMarkerName(name))
                 hasNativeMarker = true;
             std::error_code dec;
-            if (stepFromName(name) && it->is_directory(dec))
+            // NeMo 2.0 names its checkpoint folders by epoch and samples, not step: its weights/ tell.
+            if (it->is_directory(dec) && (stepFromName(name) || fs::exists(it->path() / "weights" / ".metadata", dec)))
                 checkpointNames.push_back(name);
         }
     }

@@ -36,7 +36,7 @@ struct Checkpoint {
     std::string dir;     // display path
     std::string fsDir;   // path we use for the filesystem
     std::string label;   // "checkpoint-0000100", prefix of `where` strings
-    std::optional<uint64_t> step;
+    std::optional<int64_t> step;
     bool hasComplete = false;
     /// No manifest and no COMPLETE, but the commit marker of another layout: "trainer_state.json"
     /// (Hugging Face Trainer, written last) or ".metadata" (torch.distributed.checkpoint).

@@ -24,4 +24,28 @@ int rankFromFileName(const std::string& path)
     return rankInName(std::filesystem::path(path).filename().string(), pattern);
 }
 
+std::optional<int64_t> stepFromName(const std::string& name)
+{
+    static const std::regex patterns[] = {
+        std::regex(R"(^checkpoint[-_](\d+)$)"),
+        std::regex(R"(^global_step(\d+)$)"),
+        std::regex(R"(^iter_(\d+)$)"), // Megatron-LM's iter_{:07d}
+        std::regex(R"(^checkpoint_\d+_(\d+)\.pt$)"), // fairseq's checkpoint_{epoch}_{updates}.pt
+        std::regex(R"((?:^|-)ba(\d+)(?:-|\.))"),   // Composer's ep{E}-ba{B}-rank{R}.pt: B batches
+        std::regex(R"(step[=_-]?(\d+))"),
+        std::regex(R"(^checkpoint[-_](\d+)\.)"),
+    };
+    for (const auto& p : patterns) {
+        std::smatch m;
+        if (std::regex_search(name, m, p)) {
+            try {
+                return std::stoll(m[1].str());
+            } catch (const std::out_of_range&) {
+                return std::nullopt;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
 } // namespace ckpt

@@ -61,11 +61,26 @@ void sharedStorage(const CheckpointFacts& c, Findings& out)
     }
 }
 
+// A layout's own commit marker missing (DCP's .metadata, Megatron-core's metadata.json, NeMo's
+// -unfinished marker present): the save did not finish. The recovery guide's COMPLETE is the audit's.
+void incompleteSave(const CheckpointFacts& c, Findings& out)
+{
+    const CheckpointLayout& layout = c.state.layout;
+    if (layout.complete || std::any_of(c.audit.begin(), c.audit.end(), [](const Finding& a) { return a.rule == "integrity.no-complete-marker"; }))
+        return;
+    Finding f = makeFinding("integrity.no-complete-marker", layout.path + ": " + layout.incompleteReason,
+        hintWithNext("A save that died midway leaves some ranks' files or the metadata unwritten; resume from the newest "
+                     "complete checkpoint (recovery guide §6.2 on atomic writes and commit markers).", Component::Integrity));
+    f.evidence.push_back({"layout", layoutName(layout.layout), layout.path});
+    out.push_back(std::move(f));
+}
+
 } // namespace
 
 void integrityRules(const CheckpointFacts& c, Findings& out)
 {
     out.insert(out.end(), c.audit.begin(), c.audit.end());
+    incompleteSave(c, out);
     unreadableFiles(c, out);
     sharedStorage(c, out);
 }

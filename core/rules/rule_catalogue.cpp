@@ -154,7 +154,7 @@ const std::vector<RuleInfo> kRules = {
     {"integrity.unexpected-file", S::Warning, C::Integrity, R::Checkpoint, "§6.3",
      "a file on disk the manifest does not list"},
     {"integrity.no-complete-marker", S::Error, C::Integrity, R::Checkpoint, "§6.2",
-     "no COMPLETE marker: the save may have died midway"},
+     "no commit marker (COMPLETE, or the layout's own: DCP's .metadata, Megatron-core's metadata.json; NeMo's -unfinished marker present): the save may have died midway"},
     {"integrity.rng-rank-missing", S::Error, C::Rng, R::Checkpoint, "§4.4, §7.2",
      "no per-rank RNG file for a rank below the manifest's world_size"},
     {"integrity.rng-rank-extra", S::Warning, C::Rng, R::Checkpoint, "§4.4",

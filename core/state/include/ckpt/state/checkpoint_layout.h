@@ -5,6 +5,8 @@
 // and a generic fallback.
 #pragma once
 
+#include "ckpt/formats/rank_names.h" // stepFromName
+
 #include <optional>
 #include <string>
 #include <utility>
@@ -86,7 +88,5 @@ std::string nemoUnfinishedMarker(const std::string& checkpoint);
 /// tp_rank_TT_pp_rank_PPP (nemo/utils/model_utils.py inject_model_parallel_rank); nullopt otherwise.
 std::optional<std::pair<int, int>> nemoRankFolder(const std::string& name);
 
-/// Checkpoint-looking names: "checkpoint-0001200", "checkpoint_3", "global_step1200", "step=1200".
-std::optional<int64_t> stepFromName(const std::string& name);
 
 } // namespace ckpt
