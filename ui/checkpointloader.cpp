@@ -2,6 +2,7 @@
 #include "ui/checkpointloader.h"
 
 #include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/state/checkpoint_layout.h"
 #include "ui/backgroundpriority.h"
 #include "ui/textformat.h"
 
@@ -52,24 +53,29 @@ CheckpointLoader::~CheckpointLoader()
 QStringList CheckpointLoader::checkpointNameFilters()
 {
     return {QStringLiteral("*.pt"), QStringLiteral("*.pth"), QStringLiteral("*.bin"), QStringLiteral("*.ckpt"),
-            QStringLiteral("*.safetensors"), QStringLiteral("*.pkl")};
+            QStringLiteral("*.safetensors"), QStringLiteral("*.pkl"), QStringLiteral("*.nemo")};
 }
 
 QStringList CheckpointLoader::expandPaths(const QStringList& paths)
 {
+    // The files of a checkpoint as its layout names them (core/state's detectLayout): a folder's
+    // files, Megatron's rank folders, NeMo's per-rank copies of one .ckpt, a .nemo's members; only
+    // those that hold tensors or pickles (opensAsCheckpointFile, the state reader's own predicate).
     QStringList files;
     for (const QString& path : paths) {
-        const QFileInfo info(path);
-        if (!info.isDir()) {
-            files.append(path);
-            continue;
+        QStringList found;
+        try {
+            const ckpt::CheckpointLayout layout = ckpt::detectLayout(path.toStdString());
+            for (const ckpt::LayoutFile& f : layout.files) {
+                if (ckpt::opensAsCheckpointFile(f))
+                    found.append(fromUtf8(f.path));
+            }
+        } catch (const std::exception&) {
+            // a path that does not exist: kept, so it fails with the reason
         }
-        const QDir dir(path);
-        const QStringList names = dir.entryList(checkpointNameFilters(), QDir::Files | QDir::Readable, QDir::Name);
-        if (names.isEmpty())
-            files.append(path); // fails below with "no checkpoint files"
-        for (const QString& name : names)
-            files.append(dir.filePath(name));
+        if (found.isEmpty())
+            found.append(path); // fails below: a folder "with no checkpoint files", a file with its reason
+        files.append(found);
     }
     return files;
 }

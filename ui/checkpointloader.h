@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Opens checkpoints off the GUI thread. Each load() starts a new batch: a folder becomes every
-// checkpoint file directly inside it, each opened on its own so one failure never hides the
+// Opens checkpoints off the GUI thread. Each load() starts a new batch: a checkpoint becomes every
+// file of it that holds tensors or pickles, each opened on its own so one failure never hides the
 // others. Results arrive on the GUI thread; results of an earlier batch are dropped.
 #pragma once
 
@@ -23,8 +23,9 @@ public:
 
     /// File name endings a folder is searched for: .pt .pth .bin .ckpt .safetensors .pkl
     static QStringList checkpointNameFilters();
-    /// `paths` with every folder replaced by the checkpoint files in it (sorted by name). A folder
-    /// without any stays in the list, so it can fail with a reason.
+    /// `paths` with every checkpoint replaced by the files its layout opens (a folder's, a .nemo's
+    /// members, a NeMo rank file's copies on the other ranks). A folder without any stays in the list,
+    /// so it can fail with a reason.
     static QStringList expandPaths(const QStringList& paths);
 
     void load(const QString& path);

@@ -77,8 +77,9 @@ CheckpointView::CheckpointView(QWidget* parent)
     layout->addWidget(m_tabs, 1);
 
     connect(m_loader, &CheckpointLoader::loaded, this, &CheckpointView::onFileLoaded);
+    connect(m_loader, &CheckpointLoader::started, this, [this](const QStringList& files) { m_fileBase = checkpointFileBase(m_path, files); });
     connect(m_loader, &CheckpointLoader::failed, this, [this](const QString& path, const QString& reason) {
-        m_errors->addError(QDir(m_path).relativeFilePath(path), reason);
+        m_errors->addError(path == m_path ? QFileInfo(path).fileName() : nameInCheckpoint(m_fileBase, path), reason);
     });
     connect(m_loader, &CheckpointLoader::finished, this, &CheckpointView::filesLoaded);
     connect(m_tensors, &CheckpointTensorsPage::jobProgress, this, &CheckpointView::jobProgress);
@@ -171,7 +172,7 @@ void CheckpointView::setCheckpoint(const RunDataPtr& run, int index)
 void CheckpointView::onFileLoaded(const std::shared_ptr<const ckpt::CheckpointFile>& file)
 {
     // Keep the chooser in name order whatever order the opens finish in.
-    const QString name = QFileInfo(fromUtf8(file->path())).fileName();
+    const QString name = nameInCheckpoint(m_fileBase, fromUtf8(file->path()));
     int at = 0;
     while (at < m_fileChooser->count() && m_fileChooser->itemText(at) < name)
         ++at;
@@ -224,7 +225,7 @@ bool CheckpointView::selectTab(const QString& name)
 void CheckpointView::reveal(const ckpt::Finding& finding)
 {
     if (finding.component == ckpt::Component::Security) {
-        const QString name = QFileInfo(fromUtf8(finding.file)).fileName();
+        const QString name = nameInCheckpoint(m_fileBase, fromUtf8(finding.file));
         const int file = m_fileChooser->findText(name);
         if (file >= 0)
             m_fileChooser->setCurrentIndex(file);

@@ -80,6 +80,7 @@ private:
     RunDataPtr m_run;
     int m_index = -1;
     QString m_path;
+    QString m_fileBase; // what the files' names are relative to (checkpointFileBase)
     CheckpointLoader* m_loader;
     QLabel* m_title;
     QComboBox* m_fileChooser;

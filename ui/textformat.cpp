@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "ui/textformat.h"
 
+#include <QDir>
+#include <QFileInfo>
+
 #include "ckpt/pickle/tensor_info.h"
 #include "ckpt/report/text_format.h"
 #include "ckpt/state/training_state.h"
@@ -44,4 +47,24 @@ QString formatProvenance(const ckpt::Provenance& from)
     if (from.key.empty())
         return file;
     return file.isEmpty() ? formatKey(from.key) : file + QStringLiteral(": ") + formatKey(from.key);
+}
+
+QString checkpointFileBase(const QString& checkpointPath, const QStringList& files)
+{
+    const QFileInfo root(checkpointPath);
+    if (root.isDir())
+        return root.filePath();
+    bool members = false, elsewhere = false;
+    for (const QString& path : files) {
+        members = members || path.startsWith(root.filePath() + QLatin1Char('/'));
+        elsewhere = elsewhere || QFileInfo(path).absolutePath() != root.absolutePath();
+    }
+    if (members)
+        return root.filePath();
+    return elsewhere ? QDir::cleanPath(root.absolutePath() + QStringLiteral("/..")) : root.absolutePath();
+}
+
+QString nameInCheckpoint(const QString& base, const QString& file)
+{
+    return QDir(base).relativeFilePath(QFileInfo(file).absoluteFilePath());
 }

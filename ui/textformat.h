@@ -6,6 +6,7 @@
 #include "ckpt/formats/key_path.h"
 
 #include <QString>
+#include <QStringList>
 
 #include <cstdint>
 #include <string>
@@ -36,6 +37,13 @@ QString tensorSummary(const ckpt::TensorInfo& tensor);
 namespace ckpt {
 struct Provenance;
 }
+
+/// The folder a checkpoint's files are named relative to: the checkpoint's folder; for one file, its
+/// folder, or the folder above when the files lie in several (NeMo's mp_rank_TT/ copies of one .ckpt);
+/// for an archive (a .nemo), the archive, its members named below it.
+QString checkpointFileBase(const QString& checkpointPath, const QStringList& files);
+/// `file` as a checkpoint's pages name it: relative to checkpointFileBase().
+QString nameInCheckpoint(const QString& base, const QString& file);
 
 /// "optimizer.pt: global_step": the file's name and the key path inside it.
 QString formatProvenance(const ckpt::Provenance& from);

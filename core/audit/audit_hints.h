@@ -90,6 +90,16 @@ inline constexpr const char* kHintAccelerateNoManifest =
     "accelerate's save_state writes no manifest and no commit marker (docs/formats.md on accelerate checkpoints): random_states_<i>.pkl, written "
     "last, is the best sign the save finished, and nothing records sizes or hashes. To make copies verifiable, write a "
     "manifest.json with the size and SHA-256 of every file and a COMPLETE marker (recovery guide §6.2-6.3 on commit markers and manifests).";
+inline constexpr const char* kHintMegatronNoManifest =
+    "Megatron-LM's legacy save writes one model_optim_rng.pt per tensor x pipeline (x expert) position and then the "
+    "tracker latest_checkpointed_iteration.txt beside the iteration folders (docs/layouts.md §1): the tracker is the "
+    "commit marker, and nothing records sizes or hashes. To make copies verifiable, write a manifest.json with the size "
+    "and SHA-256 of every file (recovery guide §6.3 on manifest contents).";
+inline constexpr const char* kHintMegatronDistNoManifest =
+    "Megatron-core's distributed checkpoint (torch_dist) writes metadata.json after every rank's data and .metadata "
+    "(docs/layouts.md on torch_dist): its presence marks a finished save, but nothing records sizes or hashes. NeMo 2.0 "
+    "keeps it in weights/. To make copies verifiable, write a manifest.json with the size and SHA-256 of every file "
+    "(recovery guide §6.2-6.3 on commit markers and manifests).";
 inline constexpr const char* kHintModelExportNoManifest =
     "A model-only export (torchtitan's last step with last_save_model_only, or save_pretrained) holds the weights and "
     "no training state: it is the end product of a run, not a point to resume training from, and has no commit marker "

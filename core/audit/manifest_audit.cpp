@@ -57,6 +57,11 @@ void Auditor::readManifest(Checkpoint& c, std::size_t index, std::set<std::strin
         const std::string& m = c.nativeMarker;
         const Native n = m == "trainer_state.json"
             ? Native{" is a Hugging Face Trainer checkpoint", "present (the Trainer writes it last)", kHintHfTrainer, ""}
+            : m.ends_with("metadata.json")
+            ? Native{" is a Megatron-core distributed checkpoint", "present (written after every rank's data)",
+                     kHintMegatronDistNoManifest, " (chunk coverage is checked against .metadata)"}
+            : m.ends_with("/model_optim_rng.pt")
+            ? Native{" is a Megatron-LM checkpoint", "present (the first rank's file)", kHintMegatronNoManifest, ""}
             : m.ends_with(".metadata")
             ? Native{" is a torch.distributed.checkpoint folder", "present (DCP's commit marker)", kHintDcpNoManifest,
                      " (chunk coverage is checked against .metadata)"}

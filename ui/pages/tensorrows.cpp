@@ -23,13 +23,6 @@ using namespace ckpt;
 
 namespace {
 
-QString relativeName(const std::string& checkpointPath, const std::string& file)
-{
-    const QFileInfo root(fromUtf8(checkpointPath));
-    if (!root.isDir())
-        return QFileInfo(fromUtf8(file)).fileName();
-    return QDir(root.filePath()).relativeFilePath(fromUtf8(file));
-}
 
 int64_t product(const std::vector<int64_t>& shape)
 {
@@ -248,6 +241,10 @@ CheckpointTensors collectTensors(const TrainingState& state, const std::function
             files.push_back(&f);
     }
     const int total = static_cast<int>(files.size());
+    QStringList paths;
+    for (const LayoutFile& f : state.layout.files)
+        paths.append(fromUtf8(f.path));
+    const QString base = checkpointFileBase(fromUtf8(state.layout.path), paths);
     std::vector<OpenedFile> opened;
     for (int i = 0; i < total; ++i) {
         if (progress && !progress(i, total))
@@ -255,7 +252,7 @@ CheckpointTensors collectTensors(const TrainingState& state, const std::function
         const LayoutFile& info = *files[static_cast<std::size_t>(i)];
         try {
             std::shared_ptr<const CheckpointFile> file = CheckpointFile::open(info.path);
-            addFileRows(file, static_cast<int>(out.files.size()), relativeName(state.layout.path, info.path), out.rows);
+            addFileRows(file, static_cast<int>(out.files.size()), nameInCheckpoint(base, fromUtf8(info.path)), out.rows);
             out.files.push_back(std::move(file));
             opened.push_back({info.rank >= 0 ? info.rank : ckpt::rankFromFileName(info.path), info.role});
         } catch (const std::exception& e) {
