@@ -6,6 +6,7 @@
 #include "lr_schedule_values.h"
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 
 namespace ckpt {
@@ -66,6 +67,11 @@ struct LrScheduleBuilder {
             s.kind = h("_step_count") ? "unknown" : "ChainedScheduler"; // newest ParamwiseScheduler: unsupported
         else if (h("mode") && h("patience") && h("cooldown") && h("num_bad_epochs") && h("last_epoch"))
             s.kind = "ReduceLROnPlateau";
+        // Megatron-LM's OptimizerParamScheduler.state_dict (megatron/core/optimizer_param_scheduler.py at
+        // d98e8a64): no last_epoch, no base_lrs; num_steps counts samples. load_state_dict accepts the
+        // older names too (start_lr, warmup_iter/warmup_steps, decay_style, end_iter/decay_steps, num_iters).
+        else if ((h("max_lr") || h("start_lr")) && (h("num_steps") || h("num_iters")) && (h("lr_decay_style") || h("decay_style")))
+            s.kind = "Megatron OptimizerParamScheduler";
         else if (!scheduler)
             return std::nullopt;
         // NeMo's schedulers are _LRSchedulers whose state is their __dict__ (NVIDIA/NeMo@8cfedd72
@@ -176,6 +182,38 @@ struct LrScheduleBuilder {
         return v;
     }
 
+    // The fields under their current names or the aliases older checkpoints use; the LR at warmup's
+    // start (args.lr_warmup_init) is not saved: the reader of the args passes it as init_lr.
+    void readMegatron(LrSchedule& s, NodeId sd)
+    {
+        auto first = [&](std::initializer_list<const char*> keys) {
+            for (const char* k : keys) {
+                if (g.get(sd, k) != kNoNode)
+                    return g.get(sd, k);
+            }
+            return kNoNode;
+        };
+        auto& wd = s.m_warmupDecay;
+        const auto maxLr = numberOf(g, first({"max_lr", "start_lr"}));
+        wd.minLr = numberOf(g, first({"min_lr"})).value_or(0);
+        wd.initLr = numberOf(g, first({"init_lr"})).value_or(0);
+        wd.warmup = integerOf(g, first({"lr_warmup_steps", "warmup_iter", "warmup_steps"})).value_or(0);
+        wd.decay = integerOf(g, first({"lr_decay_steps", "end_iter", "decay_steps"})).value_or(0);
+        const NodeId style = first({"lr_decay_style", "decay_style"});
+        wd.style = g.valid(style) && g[style].kind == Kind::String ? g[style].text : "";
+        if (auto n = integerOf(g, first({"num_steps", "num_iters"})))
+            s.lastEpoch = *n;
+        if (maxLr)
+            s.baseLrs = {*maxLr};
+        static const std::set<std::string> styles = {"constant", "linear", "cosine", "inverse-square-root"};
+        if (!maxLr)
+            notRecomputable(s, "max_lr is not saved");
+        else if (!styles.contains(wd.style))
+            notRecomputable(s, "decay style '" + wd.style + "' needs settings the scheduler does not save (WSD: args.lr_wsd_decay_iters)");
+        else if (wd.style != "constant" && wd.style != "inverse-square-root" && wd.decay <= wd.warmup)
+            notRecomputable(s, "lr_decay_steps is not past lr_warmup_steps");
+    }
+
     void readFormula(LrSchedule& s, NodeId sd)
     {
         if (s.baseLrs.empty() && !s.warning.empty()) {
@@ -187,13 +225,16 @@ struct LrScheduleBuilder {
             if (!(v > 0))
                 notRecomputable(s, std::string(name) + " is not positive");
         };
+        auto& wd = s.m_warmupDecay;
         if (k == "NeMo CosineAnnealing") {
-            s.m_totalSteps = needInt(s, sd, "max_steps").value_or(0);
-            s.m_totalIters = needInt(s, sd, "warmup_steps").value_or(0);
-            s.m_stepSize = needInt(s, sd, "constant_steps").value_or(0);
-            s.m_tMult = needInt(s, sd, "decay_steps").value_or(0);
-            s.m_etaMin = need(s, sd, "min_lr").value_or(0);
-            positive(static_cast<double>(s.m_totalSteps), "max_steps");
+            wd.total = needInt(s, sd, "max_steps").value_or(0);
+            wd.warmup = needInt(s, sd, "warmup_steps").value_or(0);
+            wd.constant = needInt(s, sd, "constant_steps").value_or(0);
+            wd.decay = needInt(s, sd, "decay_steps").value_or(0);
+            wd.minLr = need(s, sd, "min_lr").value_or(0);
+            positive(static_cast<double>(wd.total), "max_steps");
+        } else if (k == "Megatron OptimizerParamScheduler") {
+            readMegatron(s, sd);
         } else if (k == "StepLR") {
             s.m_stepSize = needInt(s, sd, "step_size").value_or(1);
             s.m_gamma = need(s, sd, "gamma").value_or(1);

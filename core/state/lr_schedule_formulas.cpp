@@ -137,30 +137,49 @@ std::vector<std::vector<double>> LrSchedule::lrSeries(int64_t first, int64_t las
 // NeMo's CosineAnnealing get_lr at last_epoch `step` (NVIDIA/NeMo@8cfedd72 nemo/core/optim/
 // lr_scheduler.py WarmupAnnealHoldPolicy.get_lr, CosineAnnealing): with constant_steps, Megatron's
 // linear warmup and cosine over decay_steps from base_lrs[0] for every group, then min_lr; without,
-// a (step+1)/(warmup+1) warmup and a cosine from each group's base LR to min_lr at max_steps. The
-// fields: m_totalSteps max_steps, m_totalIters warmup_steps, m_stepSize constant_steps, m_tMult
-// decay_steps, m_etaMin min_lr.
+// a (step+1)/(warmup+1) warmup and a cosine from each group's base LR to min_lr at max_steps.
 double LrSchedule::nemoCosineAnnealing(double base, int64_t step) const
 {
-    const double warmup = static_cast<double>(m_totalIters), decay = static_cast<double>(m_tMult);
-    const double maxSteps = static_cast<double>(m_totalSteps), t = static_cast<double>(step);
+    const auto& wd = m_warmupDecay;
+    const double warmup = static_cast<double>(wd.warmup), decay = static_cast<double>(wd.decay);
+    const double maxSteps = static_cast<double>(wd.total), t = static_cast<double>(step);
     auto megatron = [&] {
         const double maxLr = baseLrs.front();
-        if (m_totalIters > 0 && t <= warmup)
+        if (wd.warmup > 0 && t <= warmup)
             return maxLr * t / warmup;
         if (t > warmup + decay)
-            return m_etaMin;
-        return m_etaMin + 0.5 * (std::cos(kPi * (t - warmup) / decay) + 1.0) * (maxLr - m_etaMin);
+            return wd.minLr;
+        return wd.minLr + 0.5 * (std::cos(kPi * (t - warmup) / decay) + 1.0) * (maxLr - wd.minLr);
     };
-    if (m_totalIters > 0 && t <= warmup)
-        return m_stepSize == 0 ? base * (t + 1) / (warmup + 1) : megatron();
-    if (m_stepSize > 0 && warmup + decay < t && t <= maxSteps)
+    if (wd.warmup > 0 && t <= warmup)
+        return wd.constant == 0 ? base * (t + 1) / (warmup + 1) : megatron();
+    if (wd.constant > 0 && warmup + decay < t && t <= maxSteps)
         return megatron();
     if (t > maxSteps)
-        return m_etaMin;
-    if (m_stepSize == 0)
-        return (base - m_etaMin) * 0.5 * (1 + std::cos(kPi * (t - warmup) / (maxSteps - warmup))) + m_etaMin;
+        return wd.minLr;
+    if (wd.constant == 0)
+        return (base - wd.minLr) * 0.5 * (1 + std::cos(kPi * (t - warmup) / (maxSteps - warmup))) + wd.minLr;
     return megatron();
+}
+
+// Megatron-LM's OptimizerParamScheduler.get_lr at num_steps = `samples` (megatron/core/
+// optimizer_param_scheduler.py at d98e8a64; docs/layouts.md §1): linear warmup from init_lr, then
+// constant, min_lr past lr_decay_steps, inverse-square-root, or a linear or cosine decay to min_lr.
+double LrSchedule::megatronLr(double maxLr, int64_t samples) const
+{
+    const auto& wd = m_warmupDecay;
+    const double n = static_cast<double>(samples), warmup = static_cast<double>(wd.warmup);
+    if (wd.warmup > 0 && samples <= wd.warmup)
+        return wd.initLr + (maxLr - wd.initLr) * n / warmup;
+    if (wd.style == "constant")
+        return maxLr;
+    if (samples > wd.decay)
+        return wd.minLr;
+    if (wd.style == "inverse-square-root")
+        return std::max(wd.minLr, maxLr * std::sqrt(std::max(warmup, 1.0)) / std::sqrt(std::max(n, 1.0)));
+    const double r = (n - warmup) / static_cast<double>(wd.decay - wd.warmup);
+    const double coeff = wd.style == "linear" ? 1.0 - r : 0.5 * (std::cos(kPi * r) + 1.0);
+    return wd.minLr + coeff * (maxLr - wd.minLr);
 }
 
 std::vector<double> LrSchedule::formulaAt(int64_t step) const
@@ -174,6 +193,8 @@ std::vector<double> LrSchedule::formulaAt(int64_t step) const
     };
     if (kind == "NeMo CosineAnnealing")
         return each([&](double b, std::size_t) { return nemoCosineAnnealing(b, step); });
+    if (kind == "Megatron OptimizerParamScheduler")
+        return each([&](double b, std::size_t) { return megatronLr(b, step); });
     if (kind == "StepLR")
         return each([&](double b, std::size_t) { return b * std::pow(m_gamma, static_cast<double>(step / m_stepSize)); });
     if (kind == "MultiStepLR") {

@@ -56,21 +56,20 @@ void StateReader::readMegatronExtras(Opened& f)
     const NodeId sched = g.get(root, "opt_param_scheduler");
     if (!isDict(g, sched))
         return;
-    SchedulerPart part;
-    part.from = {path, {std::string("opt_param_scheduler")}};
-    part.schedule.kind = "Megatron OptimizerParamScheduler";
-    part.schedule.why = "Megatron's own scheduler: its position num_steps counts samples, checked against the samples consumed";
-    for (const auto& [k, v] : dictItems(g, sched)) {
-        const std::string text = simpleText(*file, v);
-        part.schedule.fields.emplace_back(k, text);
-        if (k == "num_steps" || k == "num_iters") {
-            try {
-                part.schedule.lastEpoch = std::stoll(text);
-            } catch (const std::exception&) {
-            }
-        }
+    // The scheduler does not save the LR warmup starts from (args.lr_warmup_init, default 0): it joins
+    // the fields the formula is read from (training.py get_optimizer_param_scheduler).
+    ValueGraph copy;
+    const NodeId dict = copyValue(g, sched, copy);
+    for (const auto& [k, v] : fieldsOf(g, g.get(root, "args"))) {
+        if (k != "lr_warmup_init" || copy[dict].kind != Kind::Dict)
+            continue;
+        const NodeId key = copy.addText(Kind::String, "init_lr");
+        const NodeId value = copyValue(g, v, copy);
+        copy[dict].items.push_back(key);
+        copy[dict].items.push_back(value);
     }
-    m_state.scheduler = std::move(part);
+    if (auto schedule = readLrSchedule(copy, dict))
+        m_state.scheduler = SchedulerPart{std::move(*schedule), {path, {std::string("opt_param_scheduler")}}};
 }
 
 

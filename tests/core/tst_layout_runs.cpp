@@ -72,6 +72,13 @@ private slots:
             QVERIFY2((*p)["shape"] == json(e.shape), (std::string(e.name) + " " + (*p)["shape"].dump()).c_str());
         }
         QVERIFY2(!parameter(s, "decoder.layers.4.self_attention.linear_proj.bias"), "layer indices past num_layers");
+        // Megatron's scheduler recomputed from its state (num_steps in samples, warmup then cosine): the LR
+        // it gives at its position is the one Megatron put in the optimizer's groups after the update.
+        QVERIFY2(s["scheduler"]["recomputable"] == json(true), s["scheduler"].dump().c_str());
+        QCOMPARE(s["scheduler"]["last_epoch"].get<int>(), 160);
+        const double lr = s["scheduler"]["lr_at_last_epoch"][0].get<double>();
+        const double groupLr = s["optimizer"]["param_groups"][0]["hyperparameters"]["lr"].get<double>();
+        QVERIFY2(std::abs(lr - groupLr) <= 1e-12 * groupLr, (std::to_string(lr) + " vs " + std::to_string(groupLr)).c_str());
         std::size_t entries = 0;
         for (const auto& ps : s["optimizer"]["param_state"])
             entries += ps["name"].is_string();

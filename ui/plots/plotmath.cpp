@@ -109,6 +109,11 @@ LrCurves reconstructLr(const ckpt::LrSchedule& schedule, std::optional<int64_t> 
     LrCurves out;
     if (globalStep && schedule.lastEpoch > 0 && *globalStep > schedule.lastEpoch)
         out.stepsPerPosition = static_cast<double>(*globalStep) / static_cast<double>(schedule.lastEpoch);
+    // Megatron's scheduler counts samples (num_steps += global batch size per update): drawn per
+    // iteration, at the batch size its position and the iteration imply.
+    const bool samples = schedule.kind == "Megatron OptimizerParamScheduler";
+    if (samples && globalStep && *globalStep > 0 && schedule.lastEpoch > *globalStep)
+        out.stepsPerPosition = static_cast<double>(*globalStep) / static_cast<double>(schedule.lastEpoch);
     const double here = static_cast<double>(std::max<int64_t>(schedule.lastEpoch, 0)) * out.stepsPerPosition;
     if (!schedule.recomputable) {
         out.note = QObject::tr("%1 cannot be recomputed (%2): only the recorded LR at this checkpoint is shown")
@@ -138,6 +143,8 @@ LrCurves reconstructLr(const ckpt::LrSchedule& schedule, std::optional<int64_t> 
     }
     if (!schedule.warning.empty())
         out.note = fromUtf8(schedule.warning);
+    else if (samples && out.stepsPerPosition < 1)
+        out.note = QObject::tr("positions count samples: drawn per iteration at %1 samples each").arg(1.0 / out.stepsPerPosition);
     return out;
 }
 

@@ -22,7 +22,8 @@ struct LrSchedule {
     /// "LinearLR", "ConstantLR", "PolynomialLR", "OneCycleLR", "CyclicLR", "SequentialLR",
     /// "ChainedScheduler", "LambdaLR" (also MultiplicativeLR: both save the same keys),
     /// "ReduceLROnPlateau", NeMo's "NeMo CosineAnnealing" and "NeMo WarmupPolicy" (its other
-    /// schedulers, which save the same keys), or "unknown" (looks like a scheduler, keys not recognised).
+    /// schedulers, which save the same keys), Megatron-LM's "Megatron OptimizerParamScheduler" (its
+    /// position num_steps counts samples), or "unknown" (looks like a scheduler, keys not recognised).
     std::string kind = "unknown";
     /// The formula is known: lrAt() reproduces torch. Otherwise only the recorded _last_lr is known.
     bool recomputable = false;
@@ -65,9 +66,15 @@ private:
     std::vector<double> m_maxLrs;            // CyclicLR
     std::string m_mode, m_scaleMode;         // CyclicLR
     bool m_cosineStartsClosedForm = false;   // CosineAnnealingLR started by SequentialLR's step(0)
+    struct WarmupDecay {                     // NeMo's CosineAnnealing, Megatron's OptimizerParamScheduler
+        double initLr = 0, minLr = 0;
+        int64_t warmup = 0, decay = 0, total = 0, constant = 0;
+        std::string style;                   // Megatron's lr_decay_style
+    } m_warmupDecay;
 
     std::vector<double> formulaAt(int64_t step) const; // the kinds computed one position at a time
     double nemoCosineAnnealing(double base, int64_t step) const;
+    double megatronLr(double maxLr, int64_t samples) const;
     void cosineAnnealing(int64_t first, int64_t last, std::vector<std::vector<double>>& out) const;
     std::pair<int64_t, int64_t> warmRestartPosition(int64_t step) const;
 };
