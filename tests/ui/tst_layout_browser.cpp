@@ -70,6 +70,61 @@ private slots:
         };
         QVERIFY(UiTest::compareLines(stepsAndMarks(runs), expected));
     }
+
+    // Megatron-LM's other layouts and NeMo's (make_layout_runs.py, make_nemo_runs.py): virtual stages,
+    // experts, the distributed optimizer and torch_dist as one checkpoint per iteration; NeMo's -last
+    // saves as the latest mark, its per-rank folders as one checkpoint per step, the .nemo after the
+    // steps, and a folder of .nemo files as separate models.
+    void megatronAndNemoLayouts()
+    {
+        RunBrowserModel runs;
+        QAbstractItemModelTester tester(&runs);
+        RunLoader loader;
+        QObject::connect(&loader, &RunLoader::runAvailable, &runs, &RunBrowserModel::addRun);
+        QSignalSpy failed(&loader, &RunLoader::openFailed);
+        loader.open({data("layout_runs/megatron-vpp"), data("layout_runs/megatron-moe-ep2"), data("layout_runs/megatron-distopt"),
+                     data("layout_runs/megatron-torch-dist"), data("nemo_runs/nemo1-gpt"), data("nemo_runs/nemo1-gpt-tp2"),
+                     data("nemo_runs/nemo2-gpt"), data("nemo_runs/nemo-archive")});
+        QTRY_VERIFY_WITH_TIMEOUT(!loader.isBusy(), 60000);
+        QCOMPARE(failed.count(), 0);
+        const QStringList expected{
+            QStringLiteral("megatron-vpp | 10–30 | "),
+            QStringLiteral("  iter_0000010 | 10 | "),
+            QStringLiteral("  iter_0000020 | 20 | "),
+            QStringLiteral("  iter_0000030 | 30 | latest"),
+            QStringLiteral("megatron-moe-ep2 | 10–20 | "),
+            QStringLiteral("  iter_0000010 | 10 | "),
+            QStringLiteral("  iter_0000020 | 20 | latest"),
+            QStringLiteral("megatron-distopt | 10–30 | "),
+            QStringLiteral("  iter_0000010 | 10 | "),
+            QStringLiteral("  iter_0000020 | 20 | "),
+            QStringLiteral("  iter_0000030 | 30 | latest"),
+            QStringLiteral("megatron-torch-dist | 20–30 | "),
+            QStringLiteral("  iter_0000020 | 20 | "),
+            QStringLiteral("  iter_0000030 | 30 | latest"),
+            QStringLiteral("nemo1-gpt | 20–40 | "),
+            QStringLiteral("  megatron_gpt--val_loss=3.67-step=20-consumed_samples=160.0.ckpt | 20 | "),
+            QStringLiteral("  megatron_gpt--val_loss=3.56-step=30-consumed_samples=240.0.ckpt | 30 | "),
+            QStringLiteral("  megatron_gpt--val_loss=3.52-step=40-consumed_samples=320.0.ckpt | 40 | latest · best"),
+            QStringLiteral("  megatron_gpt.nemo | ? | "),
+            QStringLiteral("nemo1-gpt-tp2 | 10–20 | "),
+            QStringLiteral("  megatron_gpt--val_loss=4.02-step=10-consumed_samples=80.0.ckpt | 10 | "),
+            QStringLiteral("  megatron_gpt--val_loss=3.94-step=20-consumed_samples=160.0.ckpt | 20 | latest · best"),
+            QStringLiteral("  megatron_gpt.nemo | ? | "),
+            QStringLiteral("nemo2-gpt | 20–30 | "),
+            QStringLiteral("  default--reduced_train_loss=3.5741-epoch=0-consumed_samples=160.0 | 20 | "),
+            QStringLiteral("  default--reduced_train_loss=3.5172-epoch=0-consumed_samples=240.0 | 30 | latest"),
+            QStringLiteral("megatron_gpt_tiny.nemo |  | "),
+            QStringLiteral("  megatron_gpt_tiny.nemo | ? | latest"),
+            QStringLiteral("megatron_gpt_tiny_dist.nemo |  | "),
+            QStringLiteral("  megatron_gpt_tiny_dist.nemo | ? | latest"),
+            QStringLiteral("megatron_gpt_tiny_gz.nemo |  | "),
+            QStringLiteral("  megatron_gpt_tiny_gz.nemo | ? | latest"),
+            QStringLiteral("megatron_gpt_tiny_tp2.nemo |  | "),
+            QStringLiteral("  megatron_gpt_tiny_tp2.nemo | ? | latest"),
+        };
+        QVERIFY(UiTest::compareLines(stepsAndMarks(runs), expected));
+    }
 };
 
 QTEST_MAIN(TestLayoutBrowser)
