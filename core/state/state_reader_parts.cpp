@@ -134,6 +134,15 @@ void StateReader::readOptimizer(Opened& f)
     }
     if (found.node == kNoNode)
         found = findByStructure(g, root, [&](NodeId n) { return isOptimizerDict(g, n); }, 4, false);
+    if (found.node == kNoNode) {
+        // Megatron's distributed optimizer keeps only the inner optimizer's param_groups (their
+        // `params` deleted) in model_optim_rng.pt; the state is in distrib_optim.pt
+        // (NVIDIA/Megatron-LM@d98e8a64 megatron/core/optimizer/distrib_optimizer.py state_dict).
+        const NodeId inner = g.get(g.get(root, "optimizer"), "optimizer");
+        const NodeId groups = g.get(inner, "param_groups");
+        if (g.valid(groups) && g[groups].kind == Kind::List && g.get(inner, "state") == kNoNode)
+            found = {inner, {std::string("optimizer"), std::string("optimizer")}};
+    }
     if (found.node == kNoNode)
         return;
 
