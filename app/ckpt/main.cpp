@@ -25,7 +25,8 @@ commands:
                                          max|a-b|, rel. L2, cosine), optimizer, scheduler, scaler, RNG,
                                          data cursor, counters, environment
   tree FILE [--json] [--depth N]         the whole saved object as a tree
-  imports FILE [--json]                  the globals its pickles reference, classified
+  imports FILE [--json] [--strict]       the globals its pickles reference, classified (--strict:
+                                         every called global outside the allowlist is dangerous)
                                          safe / unknown / dangerous (exit 1 if dangerous)
   audit PATH [--json]                    verify a checkpoint or run directory against its manifests
   show PATH [--json]                     the training state S_t = (W,O,L,A,R,D,C,E) of one checkpoint
@@ -69,7 +70,7 @@ int main(int argc, char** argv)
         if (command == "tree")
             return runTree(parseCliArgs(args, {"--json"}, {"--depth"}));
         if (command == "imports")
-            return runImports(parseCliArgs(args, {"--json"}, {}));
+            return runImports(parseCliArgs(args, {"--json", "--strict"}, {}));
         if (command == "audit") return runAudit(parseCliArgs(args, {"--json"}, {}));
         if (command == "show")
             return runShow(parseCliArgs(args, {"--json"}, {}));

@@ -158,7 +158,7 @@ NodeId CheckpointFile::runPickle(Bytes data, std::size_t start, const std::strin
         std::unordered_set<std::size_t> seen;
         for (const auto& g : vm.globals())
             seen.insert(g.offset);
-        m_imports.addMachine(record, vm);
+        judgeNestedPickles(m_imports, record, m_imports.addMachine(record, vm), 0);
         std::vector<PickleGlobal> rest;
         for (auto& g : scanGlobalOpcodes(data, start)) {
             if (!seen.contains(g.offset))
@@ -169,7 +169,7 @@ NodeId CheckpointFile::runPickle(Bytes data, std::size_t start, const std::strin
             throw LimitError(record + ": " + e.what());
         throw FormatError(record + ": " + e.what());
     }
-    m_imports.addMachine(record, vm);
+    judgeNestedPickles(m_imports, record, m_imports.addMachine(record, vm), 0);
     if (end)
         *end = run.end;
     if (protocol)

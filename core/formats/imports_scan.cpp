@@ -14,18 +14,20 @@ namespace {
 
 std::string formatBytes(uint64_t n) { return std::to_string(n) + " bytes"; }
 
+bool scanAny(ImportsReport& report, const std::string& name, Bytes data, int depth);
+
 // Runs one pickle only to collect its globals; never throws. Returns the offset after STOP,
 // or npos when the pickle is malformed (a note says why).
-std::size_t scanPickle(ImportsReport& report, const std::string& record, Bytes data, std::size_t start)
+std::size_t scanPickle(ImportsReport& report, const std::string& record, Bytes data, std::size_t start, int depth)
 {
     ValueGraph graph(std::size_t(1) << 21);
     PickleMachine vm(graph);
     try {
         const PickleRun run = vm.run(data, start);
-        report.addMachine(record, vm);
+        judgeNestedPickles(report, record, report.addMachine(record, vm), depth);
         return run.end;
     } catch (const std::exception& e) {
-        report.addMachine(record, vm);
+        judgeNestedPickles(report, record, report.addMachine(record, vm), depth);
         std::unordered_set<std::size_t> seen;
         for (const auto& g : vm.globals())
             seen.insert(g.offset);
@@ -41,16 +43,52 @@ std::size_t scanPickle(ImportsReport& report, const std::string& record, Bytes d
     }
 }
 
-// Plain pickle files may carry more pickles after STOP (a trick to hide a payload from
-// scanners that stop at the first STOP): scan every one.
+constexpr int kMaxNesting = 3;
+
 } // namespace
 
-void scanPickleSequence(ImportsReport& report, const std::string& record, Bytes data, bool trailingIsSuspicious)
+void judgeNestedPickles(ImportsReport& report, const std::string& record, const CallFlow& flow, int depth)
+{
+    int index = 0;
+    for (const NestedPayload& nested : flow.nested) {
+        const std::string inner = record + " > nested #" + std::to_string(++index);
+        if (depth + 1 > kMaxNesting) {
+            report.judgeNested(record, nested.loader, false, "nested more than " + std::to_string(kMaxNesting)
+                                                                 + " levels deep, not read further");
+            continue;
+        }
+        // Read on its own, then merged: the verdict on the loader depends on what the bytes hold.
+        ImportsReport sub;
+        sub.strict = report.strict;
+        std::string problem;
+        try {
+            const Bytes bytes(reinterpret_cast<const std::byte*>(nested.bytes->data()), nested.bytes->size());
+            if (!scanAny(sub, inner, bytes, depth + 1))
+                problem = "they hold no pickle";
+        } catch (const std::exception& e) {
+            problem = std::string("they cannot be read (") + e.what() + ")";
+        }
+        if (problem.empty() && sub.malformed)
+            problem = "they cannot be read to the end";
+        if (problem.empty() && sub.anyDangerous())
+            problem = "they reference dangerous globals (see " + inner + ")";
+        report.entries.insert(report.entries.end(), sub.entries.begin(), sub.entries.end());
+        report.notes.insert(report.notes.end(), sub.notes.begin(), sub.notes.end());
+        report.structuralDanger = report.structuralDanger || sub.structuralDanger;
+        report.malformed = report.malformed || sub.malformed;
+        report.judgeNested(record, nested.loader, problem.empty(),
+                           problem.empty() ? "a torch.save stream with nothing dangerous in it (" + inner + ")" : problem);
+    }
+}
+
+// Plain pickle files may carry more pickles after STOP (a trick to hide a payload from
+// scanners that stop at the first STOP): scan every one.
+void scanPickleSequence(ImportsReport& report, const std::string& record, Bytes data, bool trailingIsSuspicious, int depth)
 {
     std::size_t pos = 0;
     for (int index = 0; pos < data.size() && index < 64; ++index) {
         const std::string name = index == 0 ? record : record + " (pickle #" + std::to_string(index + 1) + ")";
-        const std::size_t end = scanPickle(report, name, data, pos);
+        const std::size_t end = scanPickle(report, name, data, pos, depth);
         if (end == std::string::npos || end >= data.size())
             return;
         report.notes.push_back(record + ": " + formatBytes(data.size() - end) + " follow the pickle's STOP opcode"
@@ -71,7 +109,7 @@ void scanTorchTarMember(ImportsReport& report, const std::string& name, Bytes da
     auto runOne = [&](std::size_t pos, const std::string& record, NodeId* root) {
         PickleMachine vm(graph);
         const PickleRun run = vm.run(data, pos);
-        report.addMachine(record, vm);
+        judgeNestedPickles(report, record, report.addMachine(record, vm), 0);
         if (root)
             *root = run.root;
         return run.end;
@@ -157,7 +195,7 @@ bool scanAny(ImportsReport& report, const std::string& name, Bytes data, int dep
                 any = true;
             } else if (e.name.ends_with(".pkl") || e.name.ends_with(".pickle")
                        || (bytes.size() > 2 && static_cast<uint8_t>(bytes[0]) == 0x80 && static_cast<uint8_t>(bytes[1]) <= 5)) {
-                scanPickleSequence(report, prefix + e.name, bytes);
+                scanPickleSequence(report, prefix + e.name, bytes, true, depth);
                 any = true;
             }
         }
@@ -166,7 +204,7 @@ bool scanAny(ImportsReport& report, const std::string& name, Bytes data, int dep
     if (startsWithLegacyMagic(data)) {
         std::size_t pos = 0;
         for (int i = 0; i < 5 && pos != std::string::npos && pos < data.size(); ++i)
-            pos = scanPickle(report, prefix + "pickle #" + std::to_string(i + 1), data, pos);
+            pos = scanPickle(report, prefix + "pickle #" + std::to_string(i + 1), data, pos, depth);
         return true;
     }
     if (startsWith(data, "\x93NUMPY")) {
@@ -186,7 +224,7 @@ bool scanAny(ImportsReport& report, const std::string& name, Bytes data, int dep
                 scanTorchTarMember(report, memberName, content);
                 any = true;
             } else if (looksLikePickle(content) || memberName.ends_with(".pkl")) {
-                scanPickleSequence(report, prefix + memberName, content);
+                scanPickleSequence(report, prefix + memberName, content, true, depth);
                 any = true;
             } else if (!content.empty()) {
                 try {
@@ -214,7 +252,7 @@ bool scanAny(ImportsReport& report, const std::string& name, Bytes data, int dep
         return true;
     }
     if (looksLikePickle(data)) {
-        scanPickleSequence(report, prefix + "pickle", data);
+        scanPickleSequence(report, prefix + "pickle", data, true, depth);
         return true;
     }
     throw FormatError("no pickle found: " + sniffFileKind(data));
@@ -222,7 +260,7 @@ bool scanAny(ImportsReport& report, const std::string& name, Bytes data, int dep
 
 } // namespace
 
-ImportsReport scanImports(const std::string& path)
+ImportsReport scanImports(const std::string& path, bool strict)
 {
     MappedFile file;
     try {
@@ -231,6 +269,7 @@ ImportsReport scanImports(const std::string& path)
         throw OpenError(path, e.what());
     }
     ImportsReport report;
+    report.strict = strict;
     try {
         const Bytes data = file.bytes();
         if (!scanAny(report, "", data, 0)) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/pickle/imports_report.h"
 
+#include "ckpt/pickle/call_flow.h"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -318,7 +320,7 @@ bool isBroadDangerRule(const std::string& module, const std::string& name)
 }
 
 void ImportsReport::add(const std::string& record, const std::vector<PickleGlobal>& globals,
-                        const std::vector<GetattrUse>& getattrUses, const std::unordered_set<std::string>* called)
+                        const std::vector<GetattrUse>& getattrUses, const CalledGlobals* called)
 {
     for (const auto& g : globals) {
         const std::string module = g.literal ? g.module : "?";
@@ -332,10 +334,17 @@ void ImportsReport::add(const std::string& record, const std::vector<PickleGloba
             e.module = module;
             e.name = name;
             e.safety = classifyGlobal(module, name, e.reason);
-            if (called && e.safety == ImportSafety::Dangerous && !called->contains(e.path())
-                && isBroadDangerRule(module, name)) {
+            const auto how = called ? called->find(e.path()) : CalledGlobals::const_iterator();
+            const bool isCalled = called && how != called->end();
+            if (called && e.safety == ImportSafety::Dangerous && !isCalled && isBroadDangerRule(module, name)) {
                 e.safety = ImportSafety::Unknown;
                 e.reason = "referenced as a value but never called (" + e.reason + ")";
+            } else if (isCalled && e.safety == ImportSafety::Dangerous && how->second.find("REDUCE") == std::string::npos
+                       && how->second.find("NEWOBJ") == std::string::npos) {
+                e.reason += "; " + how->second; // reached a call through a helper: say which
+            } else if (isCalled && strict && e.safety == ImportSafety::Unknown) {
+                e.safety = ImportSafety::Dangerous;
+                e.reason = how->second + ", and outside the allowlist (--strict: " + e.reason + ")";
             }
             entries.push_back(std::move(e));
             it = entries.end() - 1;
@@ -354,7 +363,7 @@ void ImportsReport::add(const std::string& record, const std::vector<PickleGloba
                 break;
             }
         }
-        if (benign) {
+        if (benign && !strict) {
             e.safety = ImportSafety::Unknown;
             e.reason = "only references enum members or bound methods (getattr(Class, 'NAME'), getattr(obj, 'method'))";
         } else if (!benign) {
@@ -363,13 +372,45 @@ void ImportsReport::add(const std::string& record, const std::vector<PickleGloba
     }
 }
 
-void ImportsReport::addMachine(const std::string& record, const PickleMachine& machine)
+CallFlow ImportsReport::addMachine(const std::string& record, const PickleMachine& machine)
 {
-    add(record, machine.globals(), machine.getattrUses(), &machine.calledGlobals());
-    if (machine.indirectCalls() > 0) {
-        notes.push_back(record + ": calls the result of another call " + std::to_string(machine.indirectCalls())
+    CallFlow flow = analyseCallFlow(machine.graph());
+    add(record, machine.globals(), machine.getattrUses(), &flow.called);
+    if (flow.indirectCalls > 0) {
+        notes.push_back(record + ": calls the result of another call " + std::to_string(flow.indirectCalls)
                         + " time(s), which is how getattr / partial gadgets run code; benign checkpoints never do");
         structuralDanger = true;
+    }
+    // A write into a module, class or module-level object poisons what later calls reach: the
+    // allow-listed torch._utils._rebuild_tensor_v2 runs cProfile.run once a BUILD replaced it.
+    for (const GlobalWrite& w : flow.writes) {
+        const auto dot = w.target.rfind('.');
+        const std::string module = dot == std::string::npos ? w.target : w.target.substr(0, dot);
+        const std::string name = dot == std::string::npos ? std::string() : w.target.substr(dot + 1);
+        for (auto& e : entries) {
+            if (e.record == record && e.module == module && e.name == name) {
+                e.safety = ImportSafety::Dangerous;
+                e.reason = "written to while unpickling (" + w.how + "): later uses of it run what the pickle put there";
+            }
+        }
+        notes.push_back(record + ": writes into " + w.target + " (" + w.how + "); a checkpoint never changes a module or class");
+        structuralDanger = true;
+    }
+    return flow;
+}
+
+void ImportsReport::judgeNested(const std::string& record, const std::string& loader, bool benign, const std::string& why)
+{
+    for (auto& e : entries) {
+        if (e.record != record || e.path() != loader)
+            continue;
+        if (benign && e.safety == ImportSafety::Dangerous) {
+            e.safety = ImportSafety::Safe;
+            e.reason = "unpickles nested bytes, which were read: " + why;
+        } else if (!benign) {
+            e.safety = ImportSafety::Dangerous;
+            e.reason = "unpickles nested bytes: " + why;
+        }
     }
 }
 

@@ -246,6 +246,8 @@ json importsReportToJson(const std::string& path, const ImportsReport& report)
     json j;
     j["file"] = path;
     j["dangerous"] = report.anyDangerous();
+    j["fully_analysed"] = !report.malformed;
+    j["strict"] = report.strict;
     j["counts"] = {{"safe", report.count(ImportSafety::Safe)},
                    {"unknown", report.count(ImportSafety::Unknown)},
                    {"dangerous", report.count(ImportSafety::Dangerous)}};

@@ -122,13 +122,13 @@ private slots:
     {
         // A standard-library function stored as a value is not a payload by itself...
         ImportsReport report;
-        std::unordered_set<std::string> called;
+        ImportsReport::CalledGlobals called;
         report.add("data.pkl", {PickleGlobal{"math", "pow", 0, true, {}}}, {}, &called);
         QCOMPARE(report.entries[0].safety, ImportSafety::Unknown);
         // ...but os.system stays dangerous, called or not.
         report.add("data.pkl", {PickleGlobal{"posix", "system", 0, true, {}}}, {}, &called);
         QCOMPARE(report.entries[1].safety, ImportSafety::Dangerous);
-        called.insert("math.pow");
+        called.emplace("math.pow", "called by REDUCE");
         ImportsReport calledReport;
         calledReport.add("data.pkl", {PickleGlobal{"math", "pow", 0, true, {}}}, {}, &called);
         QCOMPARE(calledReport.entries[0].safety, ImportSafety::Dangerous);

@@ -5,6 +5,7 @@
 // run commands, open files or import code are dangerous; the rest is unknown.
 #pragma once
 
+#include "ckpt/pickle/call_flow.h"
 #include "ckpt/pickle/pickle_machine.h"
 
 #include <string>
@@ -32,13 +33,21 @@ struct ImportsReport {
     std::vector<std::string> notes;   // structural findings: code after STOP, unreadable pickles...
     bool structuralDanger = false;    // a note that is itself a reason to distrust the file
     bool malformed = false;           // some pickle could not be read to its end
+    /// picklescan's stance: every global that is called and outside the allowlist is dangerous.
+    bool strict = false;
 
-    /// `called`, when given, lists the globals the pickle called or instantiated; one that is
+    using CalledGlobals = std::unordered_map<std::string, std::string>;
+    /// `called`, when given, maps the globals the pickle calls to how (analyseCallFlow); one that is
     /// only referenced (a function stored as a value) can then be judged less harshly.
     void add(const std::string& record, const std::vector<PickleGlobal>& globals,
-             const std::vector<GetattrUse>& getattrUses = {}, const std::unordered_set<std::string>* called = nullptr);
-    /// Adds everything a finished (or broken) machine saw, structural signs included.
-    void addMachine(const std::string& record, const PickleMachine& machine);
+             const std::vector<GetattrUse>& getattrUses = {}, const CalledGlobals* called = nullptr);
+    /// Adds everything a finished (or broken) machine saw, structural signs and writes into
+    /// modules included. Returns the call flow, whose nested payloads the caller judges (they
+    /// point into the machine's graph).
+    CallFlow addMachine(const std::string& record, const PickleMachine& machine);
+    /// The verdict on `loader` (torch.storage._load_from_bytes) once the bytes it unpickles were
+    /// read: safe when they hold nothing dangerous and could be read whole.
+    void judgeNested(const std::string& record, const std::string& loader, bool benign, const std::string& why);
     bool anyDangerous() const;
     int count(ImportSafety safety) const;
 };

@@ -60,6 +60,8 @@ public:
     /// the globals a malicious pickle named before it broke).
     const std::vector<PickleGlobal>& globals() const { return m_globals; }
     const std::vector<GetattrUse>& getattrUses() const { return m_getattrs; }
+    /// The graph it builds into (complete, or as far as a broken pickle got).
+    const ValueGraph& graph() const { return m_graph; }
     /// REDUCEs whose callable is not a global but the result of another call: benign pickles
     /// never do this; getattr / partial gadgets must, to run what they reached.
     std::size_t indirectCalls() const { return m_indirectCalls; }
