@@ -24,6 +24,34 @@ namespace audit {
 
 using nlohmann::json;
 
+namespace {
+
+// Why a directory entry that is not a directory cannot be read as a file, or "" when it can.
+std::string unreadableEntry(const fs::directory_entry& e)
+{
+    std::error_code ec;
+    const auto link = e.symlink_status(ec);
+    const auto target = fs::status(e.path(), ec);
+    if (ec) {
+        if (ec == std::errc::too_many_symbolic_link_levels)
+            return "is a symbolic link loop";
+        if (fs::is_symlink(link) && ec == std::errc::no_such_file_or_directory)
+            return "is a symbolic link to nothing (" + fs::read_symlink(e.path(), ec).string() + ")";
+        return "cannot be examined: " + ec.message();
+    }
+    if (fs::is_regular_file(target) || fs::is_directory(target))
+        return {};
+    if (fs::is_fifo(target))
+        return "is a FIFO: whoever reads it blocks until something writes to it";
+    if (fs::is_socket(target))
+        return "is a socket, not a file";
+    if (fs::is_block_file(target) || fs::is_character_file(target))
+        return "is a device, not a file";
+    return "is not a regular file";
+}
+
+} // namespace
+
 void Auditor::addCheckpoint(const std::string& display, const fs::path& fsDir, const std::string& label)
 {
     Checkpoint c;
@@ -272,6 +300,15 @@ void Auditor::walk(Checkpoint& c, const std::set<std::string>& listed)
         const std::string rel = e.path().lexically_relative(root).generic_string();
         const std::string base = e.path().filename().string();
         const std::string parent = e.path().parent_path().lexically_relative(root).generic_string();
+        // A member nobody can read (a symlink loop, a dangling link, a FIFO that blocks its reader)
+        // is said, never skipped: a loader that opens the folder's files fails or hangs on it.
+        if (const std::string why = unreadableEntry(e); !why.empty()) {
+            Finding fi = make("integrity.file-unreadable", Severity::Error, c, c.label + ": " + rel + " " + why,
+                              kHintUnreadable, rel);
+            fi.evidence.push_back({"on disk", why, where(c, rel)});
+            c.laterFindings.push_back(std::move(fi));
+            continue;
+        }
         if (it.depth() == 0 && e.is_regular_file(sec)) // follows a symlinked RNG file
             topLevel.insert(base);
         if (base.ends_with(".safetensors.index.json"))

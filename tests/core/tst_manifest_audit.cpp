@@ -290,6 +290,33 @@ private slots:
             QCOMPARE(f.severity, ckpt::Severity::Warning);
     }
 
+    // Members nobody can read are findings, never skipped: a symlink loop, a dangling link, a FIFO
+    // (which would block a loader). Directory symlinks, even to their own folder, are not followed.
+    void unreadableMembers()
+    {
+        const std::string run = copyRun();
+        const std::string ck = run + "/checkpoint-0000050";
+        fs::create_symlink("loop-b", ck + "/loop-a");
+        fs::create_symlink("loop-a", ck + "/loop-b");
+        fs::create_symlink("nowhere.pt", ck + "/dangling.pt");
+        fs::create_directory_symlink(".", ck + "/self");
+        QCOMPARE(::mkfifo((ck + "/pipe.bin").c_str(), 0644), 0);
+        const auto r = ckpt::auditPath(run);
+        QStringList unreadable;
+        for (const auto& f : r.findings) {
+            if (f.rule == "integrity.file-unreadable") {
+                unreadable << q(fs::path(f.file).filename().string()) + ": " + q(f.message);
+                QCOMPARE(f.severity, ckpt::Severity::Error);
+            }
+        }
+        unreadable.sort();
+        QCOMPARE(unreadable.size(), 4);
+        QVERIFY2(unreadable[0].startsWith("dangling.pt") && unreadable[0].contains("symbolic link to nothing (nowhere.pt)"), qPrintable(unreadable[0]));
+        QVERIFY2(unreadable[1].startsWith("loop-a") && unreadable[1].contains("symbolic link loop"), qPrintable(unreadable[1]));
+        QVERIFY2(unreadable[2].startsWith("loop-b") && unreadable[2].contains("symbolic link loop"), qPrintable(unreadable[2]));
+        QVERIFY2(unreadable[3].startsWith("pipe.bin") && unreadable[3].contains("FIFO"), qPrintable(unreadable[3]));
+    }
+
     void completeRemoved()
     {
         const std::string run = copyRun();
