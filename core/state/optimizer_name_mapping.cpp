@@ -186,6 +186,25 @@ void StateReader::mapOptimizerNames()
     const bool keysAreNames = !order.empty() && std::any_of(order.begin(), order.end(), [](const std::string& k) {
         return !k.empty() && !std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; });
     });
+    // torch >= 2.6 records each group's parameter names when the optimizer is built from
+    // named_parameters() (pytorch/pytorch#134107, torch/optim/optimizer.py add_param_group and
+    // state_dict's pack_group keep `param_names` beside `params`): then nothing is inferred.
+    const bool namesRecorded = !opt.groups.empty() && std::all_of(opt.groups.begin(), opt.groups.end(), [](const ParamGroup& g) {
+        return g.paramNames.size() == g.params.size();
+    });
+    if (namesRecorded) {
+        std::map<std::string, std::string> nameOf;
+        for (const auto& gr : opt.groups) {
+            for (std::size_t i = 0; i < gr.params.size(); ++i)
+                nameOf[gr.params[i]] = gr.paramNames[i];
+        }
+        for (auto& ps : opt.paramState) {
+            if (const auto it = nameOf.find(ps.index); it != nameOf.end())
+                ps.name = it->second;
+        }
+        opt.nameMapping = "by name (param_names recorded in the param groups)";
+        return;
+    }
     if (keysAreNames) {
         opt.nameMapping = "by name";
         for (auto& ps : opt.paramState)

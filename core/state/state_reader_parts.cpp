@@ -160,6 +160,9 @@ void StateReader::readOptimizer(Opened& f)
             if (k == "params") {
                 for (NodeId p : g[v].items)
                     group.params.push_back(g[p].kind == Kind::String ? g[p].text : reprOf(g, p));
+            } else if (k == "param_names" && (g[v].kind == Kind::List || g[v].kind == Kind::Tuple)) {
+                for (NodeId p : g[v].items)
+                    group.paramNames.push_back(g[p].kind == Kind::String ? g[p].text : reprOf(g, p));
             } else if (const std::string text = simpleText(*f.file, v); !text.empty()) {
                 group.hyperparameters.push_back({k, text, {f.info.path, key}});
             }

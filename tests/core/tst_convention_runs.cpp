@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 using namespace ckpt;
 using namespace testsupport;
@@ -47,7 +48,7 @@ private slots:
     void cleanRunsAreQuiet_data()
     {
         QTest::addColumn<QString>("path");
-        for (const char* name : {"hf-fp16-custom-scale", "ddp-samples-cursor", "ddp-sampler-only-cursor", "accelerate-2proc-accum", "lightning-2.4-steps",
+        for (const char* name : {"hf-fp16-custom-scale", "torch2.6-named-param-groups", "ddp-samples-cursor", "ddp-sampler-only-cursor", "accelerate-2proc-accum", "lightning-2.4-steps",
                                  "lightning-2.5-steps", "lightning-1.9-steps", "torchtitan-hf-export",
                                  "deepspeed-past-scale-window"})
             QTest::newRow(name) << QString::fromStdString(run(name));
@@ -120,6 +121,28 @@ private slots:
     }
 
     // Accelerator.step resets at every dataloader end; checkpoints are ordered by save index.
+    // torch >= 2.6 keeps each group's param_names: the moments are named from them, whatever order
+    // the groups list their parameters in (here no builder convention would find it).
+    void recordedParamNames()
+    {
+        const TrainingState s = readTrainingState(run("torch2.6-named-param-groups/checkpoint-8"));
+        QVERIFY(s.optimizer);
+        QCOMPARE(q(s.optimizer->nameMapping), QByteArray("by name (param_names recorded in the param groups)"));
+        std::map<std::string, std::string> nameOf;
+        for (const auto& ps : s.optimizer->paramState)
+            nameOf[ps.index] = ps.name;
+        const std::vector<std::string> expected{"norm.bias", "norm.weight", "head.bias", "head.weight", "embed.bias", "embed.weight"};
+        for (std::size_t i = 0; i < expected.size(); ++i)
+            QCOMPARE(q(nameOf[std::to_string(i)]), q(expected[i]));
+        for (const auto& ps : s.optimizer->paramState) {
+            const auto p = std::find_if(s.model->parameters.begin(), s.model->parameters.end(),
+                                        [&](const ParameterEntry& e) { return e.name == ps.name; });
+            QVERIFY(p != s.model->parameters.end());
+            for (const auto& m : ps.moments)
+                QCOMPARE(m.shape, p->shape);
+        }
+    }
+
     void accelerateStepIsNotAGlobalStep()
     {
         const RunHistory h = readRunHistory(run("accelerate-2proc-accum"));

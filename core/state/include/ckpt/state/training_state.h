@@ -101,6 +101,9 @@ struct ParamState {
 struct ParamGroup {
     std::vector<StateField> hyperparameters; // lr, betas, eps, weight_decay, momentum...
     std::vector<std::string> params;         // the optimizer's keys of its parameters
+    /// The group's `param_names`, parallel to params, when the optimizer was built from
+    /// named_parameters() (torch >= 2.6, pytorch/pytorch#134107) or the names were recorded otherwise.
+    std::vector<std::string> paramNames;
 };
 
 struct OptimizerPart {
