@@ -62,7 +62,8 @@ void judgeNestedPickles(ImportsReport& report, const std::string& record, const 
         sub.strict = report.strict;
         std::string problem;
         try {
-            const Bytes bytes(reinterpret_cast<const std::byte*>(nested.bytes->data()), nested.bytes->size());
+            const std::string_view view = nested.bytes();
+            const Bytes bytes(reinterpret_cast<const std::byte*>(view.data()), view.size());
             if (!scanAny(sub, inner, bytes, depth + 1))
                 problem = "they hold no pickle";
         } catch (const std::exception& e) {

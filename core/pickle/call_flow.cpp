@@ -14,6 +14,7 @@
 
 #include "ckpt/pickle/imports_report.h"
 
+#include <cctype>
 #include <string_view>
 #include <unordered_set>
 
@@ -232,12 +233,15 @@ private:
                     handTo(args[i], "written into " + globalPath(arg(0)) + " by " + path + ", where later calls run it", depth + 1, 0);
             }
             return;
-        case Helper::LoadFromBytes:
-            if (valid(arg(0)) && m_graph[arg(0)].kind == Kind::Bytes)
-                m_out.nested.push_back({path, &m_graph[arg(0)].text});
+        case Helper::LoadFromBytes: {
+            NestedPayload nested;
+            nested.loader = path;
+            if (bytesOf(arg(0), nested))
+                m_out.nested.push_back(std::move(nested));
             else
-                mark(path, "called with something other than literal bytes, which cannot be judged");
+                mark(path, "called with something other than bytes it can read, which cannot be judged");
             return;
+        }
         case Helper::None:
             break;
         }
@@ -248,12 +252,78 @@ private:
             handTo(a, "handed to " + path + ", which runs its own code with it", depth + 1, 0);
     }
 
+    // The bytes a value stands for: BINBYTES, BYTEARRAY8, or the calls picklers write for bytes
+    // below protocol 3 — _codecs.encode(text, 'latin1') (CPython Lib/pickle.py save_bytes, torch's
+    // Storage.__reduce__ through pickle.dump) — and bytes(...) / bytearray(...) of ints or bytes.
+    bool bytesOf(NodeId id, NestedPayload& out) const
+    {
+        if (!valid(id))
+            return false;
+        const Node& n = m_graph[id];
+        if (n.kind == Kind::Bytes || n.kind == Kind::ByteArray) {
+            out.literal = &n.text;
+            return true;
+        }
+        if (n.kind != Kind::Call || !isGlobal(n.a))
+            return false;
+        const std::string& fn = globalPath(n.a);
+        const auto args = argsOf(n.b, kNoNode);
+        if (fn == "_codecs.encode" && args.size() == 2 && valid(args[0]) && valid(args[1])
+            && m_graph[args[0]].kind == Kind::String && m_graph[args[1]].kind == Kind::String
+            && isLatin1(m_graph[args[1]].text))
+            return latin1(m_graph[args[0]].text, out.computed);
+        if ((fn == "builtins.bytes" || fn == "builtins.bytearray") && args.size() == 1 && valid(args[0])) {
+            const Node& a = m_graph[args[0]];
+            if (a.kind == Kind::Bytes || a.kind == Kind::ByteArray) {
+                out.literal = &a.text;
+                return true;
+            }
+            if (a.kind == Kind::List || a.kind == Kind::Tuple) {
+                for (NodeId item : a.items) {
+                    if (!valid(item) || m_graph[item].kind != Kind::Int || m_graph[item].i < 0 || m_graph[item].i > 255)
+                        return false;
+                    out.computed.push_back(static_cast<char>(m_graph[item].i));
+                }
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // Python's codec lookup lowercases and turns '-' and ' ' into '_' (encodings.normalize_encoding).
+    static bool isLatin1(std::string name)
+    {
+        for (char& c : name)
+            c = c == '-' || c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        static const std::unordered_set<std::string> aliases{"latin_1", "latin1", "iso8859_1", "iso_8859_1", "8859", "cp819", "l1",
+                                                             "latin", "iso_ir_100", "csisolatin1", "ibm819", "iso_8859_1:1987"};
+        return aliases.contains(name);
+    }
+
+    // UTF-8 text (as the graph keeps strings) to Latin-1 bytes; false when a code point is above U+00FF,
+    // where CPython's encode would fail.
+    static bool latin1(const std::string& utf8, std::string& out)
+    {
+        out.reserve(utf8.size());
+        for (std::size_t i = 0; i < utf8.size(); ++i) {
+            const auto c = static_cast<unsigned char>(utf8[i]);
+            if (c < 0x80) {
+                out.push_back(static_cast<char>(c));
+            } else if ((c == 0xC2 || c == 0xC3) && i + 1 < utf8.size()) {
+                out.push_back(static_cast<char>(((c & 0x1F) << 6) | (static_cast<unsigned char>(utf8[++i]) & 0x3F)));
+            } else {
+                return false;
+            }
+        }
+        return true;
+    }
+
     void callHookValues(NodeId hooks, const std::string& path, int depth)
     {
         if (!valid(hooks))
             return;
         const Node& h = m_graph[hooks];
-        const bool dictLike = h.kind == Kind::Dict || ((h.kind == Kind::Call || h.kind == Kind::NewObj) && h.ref == kDictItems);
+        const bool dictLike = h.kind == Kind::Dict || ((h.kind == Kind::Call || h.kind == Kind::NewObj) && (h.ref & kDictItems) != 0);
         if (dictLike) {
             for (std::size_t i = 1; i < h.items.size(); i += 2)
                 callWith(h.items[i], {}, "called by autograd (a backward hook given to " + path + ")", depth + 1);
@@ -300,10 +370,14 @@ private:
         for (NodeId item : g.items)
             handTo(item, via, 0, 0);
         if (!g.items.empty()) {
-            const char* how = g.ref == kListItems ? "APPEND adds to it"
-                            : g.ref == kDictItems ? "SETITEM writes into it"
-                                                  : "ADDITEMS adds to it";
-            m_out.writes.push_back({g.text, how});
+            std::string how;
+            for (const auto& [bit, text] : {std::pair{kListItems, "APPEND calls its append/extend"},
+                                            std::pair{kDictItems, "SETITEM writes into it"},
+                                            std::pair{kSetItems, "ADDITEMS calls its add"}}) {
+                if (g.ref & bit)
+                    how += (how.empty() ? "" : ", ") + std::string(text);
+            }
+            m_out.writes.push_back({g.text, how.empty() ? std::string("items added to it") : how});
         }
     }
 

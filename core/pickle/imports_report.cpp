@@ -157,6 +157,9 @@ constexpr std::array kDangerous{
     Rule{"torch.load", "loads a nested checkpoint without checks"},
     Rule{"torch.serialization.load", "loads a nested checkpoint without checks"},
     Rule{"torch.storage._load_from_bytes", "loads a nested checkpoint without checks"},
+    Rule{"torch.save", "writes files"},
+    Rule{"torch.serialization.save", "writes files"},
+    Rule{"numpy.lib.format.open_memmap", "creates and maps files"},
     Rule{"torch.hub.*", "downloads and runs code"},
     Rule{"torch.jit.*", "compiles and runs TorchScript"},
     Rule{"torch._dynamo.*", "compiles and runs code"},
@@ -222,6 +225,14 @@ constexpr std::array kDangerous{
     Rule{"pkg_resources.*", "imports entry points"},
     Rule{"importlib_metadata.*", "imports entry points"},
 };
+
+bool isDangerousModuleName(std::string_view name)
+{
+    static const std::unordered_set<std::string_view> kModuleNames{
+        "os", "_os", "sys", "_sys", "posix", "nt", "subprocess", "_subprocess", "builtins", "__builtins__", "importlib",
+        "shutil", "socket", "ctypes", "pickle", "_pickle", "runpy", "io", "_io", "marshal", "pty", "code", "codeop"};
+    return kModuleNames.contains(name);
+}
 
 bool matches(std::string_view rule, std::string_view module, std::string_view name)
 {
@@ -295,13 +306,31 @@ ImportSafety classifyGlobal(const std::string& module, const std::string& name, 
         reason = "a Python builtin callable other than a plain value type";
         return ImportSafety::Dangerous;
     }
-    // Protocol 4 lets a global name a qualified path: "Bdb.run" is a method, "Outer.Inner" a class.
-    if (const auto dot = name.rfind('.'); dot != std::string::npos) {
-        const char first = dot + 1 < name.size() ? name[dot + 1] : '_';
-        if (first == '_' || (first >= 'a' && first <= 'z')) {
-            reason = "refers to a method or attribute by its qualified name, a known gadget pattern";
-            return ImportSafety::Dangerous;
+    // Protocol 4 lets a global name a qualified path, resolved attribute by attribute: "Outer.Inner"
+    // is a nested class, while "Bdb.run" is a method and "subprocess.Popen" under
+    // torch.utils.cpp_extension is a module reached through another one's attribute. Only chains of
+    // classes (every part capitalised) are what picklers write for nested classes.
+    if (name.find('.') != std::string::npos) {
+        std::string_view rest = name;
+        while (!rest.empty()) {
+            const auto dot = rest.find('.');
+            const std::string_view part = rest.substr(0, dot);
+            if (part.empty() || !(part[0] >= 'A' && part[0] <= 'Z')) {
+                reason = "reaches '" + std::string(part) + "' inside " + module + " by a qualified name ("
+                         + name + "): a method, module or attribute, a known gadget pattern";
+                return ImportSafety::Dangerous;
+            }
+            rest = dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
         }
+    }
+    if (name.starts_with("__") && name.ends_with("__") && module != "copyreg") {
+        reason = "a dunder attribute of " + module + " (" + name + "): interpreter internals, not a value";
+        return ImportSafety::Dangerous;
+    }
+    // A dangerous module reached as an attribute of an innocent one: torch.os is os, argparse._sys is sys.
+    if (isDangerousModuleName(name)) {
+        reason = "the module " + name + " reached as an attribute of " + module + ", a known way around name checks";
+        return ImportSafety::Dangerous;
     }
     if (module == "functools" && name == "partial") {
         reason = "binds arguments to a function (LambdaLR factors); the function is judged on its own";
@@ -312,7 +341,10 @@ ImportSafety classifyGlobal(const std::string& module, const std::string& name, 
         return ImportSafety::Unknown;
     }
     const std::string top = module.substr(0, module.find('.'));
-    if (stdlibModules().contains(top)) {
+    // Private top-level modules are the interpreter's (_xxsubinterpreters in 3.11, _interpreters in
+    // 3.13 run code strings): treated as standard library, whatever the list above knows.
+    // (Dunder names are not: __main__ is the training script, __torch__ TorchScript's compiled classes.)
+    if (stdlibModules().contains(top) || (top.starts_with('_') && !top.starts_with("__"))) {
         reason = "a standard-library callable outside the value types checkpoints use";
         return ImportSafety::Dangerous;
     }
@@ -369,13 +401,25 @@ bool isBroadDangerRule(const std::string& module, const std::string& name)
     }
     std::string reason;
     return classifyGlobal(module, name, reason) == ImportSafety::Dangerous && module != "builtins" && module != "?"
-        && name.find('.') == std::string::npos;
+        && name.find('.') == std::string::npos && !name.starts_with("__") && !isDangerousModuleName(name);
 }
 
 void ImportsReport::add(const std::string& record, const std::vector<PickleGlobal>& globals,
                         const std::vector<GetattrUse>& getattrUses, const CalledGlobals* called)
 {
+    // CPython imports a GLOBAL's module by its exact text: a name with whitespace or control
+    // characters ('posix\r' from CRLF line ends) fails to import, so the file cannot be loaded as
+    // read here; what a differently lenient reader would make of it is not analysed.
+    auto importable = [](const std::string& s) {
+        return std::none_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; });
+    };
     for (const auto& g : globals) {
+        if (g.literal && (!importable(g.module) || !importable(g.name))) {
+            malformed = true;
+            notes.push_back(record + ": the global '" + g.module + " " + g.name
+                            + "' has whitespace or control characters in its name, which no import resolves: CPython "
+                              "refuses the file, and it could not be fully analysed");
+        }
         const std::string module = g.literal ? g.module : "?";
         const std::string name = g.literal ? g.name : "?";
         auto it = std::find_if(entries.begin(), entries.end(), [&](const ImportEntry& e) {

@@ -14,13 +14,185 @@ namespace {
 using detail::at;
 using detail::decodeRawUnicodeEscape;
 using detail::decodeStringRepr;
-using detail::isDecimal;
-using detail::parseIndex;
+using detail::isUtf8;
+using detail::parseMemoIndex;
 
 std::string hexByte(uint8_t b)
 {
     static const char* digits = "0123456789abcdef";
     return std::string("0x") + digits[b >> 4] + digits[b & 15];
+}
+
+// A value whose Python type its opcode fixes (an exact int, str, tuple, list, dict...): what
+// CPython would do with it is known here. Globals, call results and persistent ids are objects
+// the machine cannot see into; an operation on them is recorded, never refused.
+bool isInert(Kind kind)
+{
+    switch (kind) {
+    case Kind::None:
+    case Kind::Bool:
+    case Kind::Int:
+    case Kind::BigInt:
+    case Kind::Float:
+    case Kind::Complex:
+    case Kind::String:
+    case Kind::Bytes:
+    case Kind::ByteArray:
+    case Kind::Tuple:
+    case Kind::List:
+    case Kind::Dict:
+    case Kind::Set:
+    case Kind::FrozenSet:
+    case Kind::Slice:
+        return true;
+    default:
+        return false;
+    }
+}
+
+// hash() raises TypeError: a list, dict, set or bytearray, or a tuple holding one (marked by
+// tupleOf when it was made). Objects the machine cannot see into may well be hashable.
+bool isUnhashable(const ValueGraph& graph, NodeId id)
+{
+    const Node& n = graph[id];
+    switch (n.kind) {
+    case Kind::List:
+    case Kind::Dict:
+    case Kind::Set:
+    case Kind::ByteArray:
+    case Kind::Slice:
+        return true;
+    case Kind::Tuple:
+        return n.flag;
+    default:
+        return false;
+    }
+}
+
+void requireHashable(const ValueGraph& graph, NodeId id, const char* what, std::size_t offset)
+{
+    if (isUnhashable(graph, id))
+        throw FormatError(std::string("pickle uses an unhashable ") + kindName(graph[id].kind) + " as " + what
+                          + " (CPython raises TypeError)" + at(offset));
+}
+
+// What bytearray's extend / __setitem__ take from a value: an int in range(256).
+char byteValue(const ValueGraph& graph, NodeId id, std::size_t offset)
+{
+    const Node& n = graph[id];
+    if (n.kind == Kind::Bool)
+        return static_cast<char>(n.flag ? 1 : 0);
+    if (n.kind == Kind::Int && n.i >= 0 && n.i <= 255)
+        return static_cast<char>(static_cast<uint8_t>(n.i));
+    if (n.kind == Kind::Int || n.kind == Kind::BigInt)
+        throw FormatError("pickle puts an integer outside range(0, 256) into a bytearray" + at(offset));
+    if (isInert(n.kind))
+        throw FormatError(std::string("pickle puts a ") + kindName(n.kind) + " into a bytearray, which takes integers" + at(offset));
+    throw FormatError("pickle puts an object into a bytearray: what it becomes cannot be known without running it"
+                      + at(offset));
+}
+
+// list.__setitem__'s index: an int (or bool) within the length, counted from the end when negative.
+std::size_t itemIndex(const ValueGraph& graph, NodeId key, std::size_t size, std::size_t offset)
+{
+    const Node& k = graph[key];
+    if (k.kind == Kind::Bool || k.kind == Kind::Int) {
+        int64_t i = k.kind == Kind::Bool ? (k.flag ? 1 : 0) : k.i;
+        if (i < 0)
+            i += static_cast<int64_t>(size);
+        if (i < 0 || static_cast<uint64_t>(i) >= size)
+            throw FormatError("pickle assigns a list or bytearray item out of range (CPython raises IndexError)" + at(offset));
+        return static_cast<std::size_t>(i);
+    }
+    if (k.kind == Kind::BigInt)
+        throw FormatError("pickle assigns a list or bytearray item out of range (CPython raises IndexError)" + at(offset));
+    if (isInert(k.kind))
+        throw FormatError(std::string("pickle indexes a list or bytearray with a ") + kindName(k.kind)
+                          + " (CPython raises TypeError)" + at(offset));
+    throw FormatError("pickle indexes a list or bytearray with an object: which item it sets cannot be known without "
+                      "running it" + at(offset));
+}
+
+// BUILD, as CPython's load_build. A builtin value has neither __setstate__ nor a __dict__ (in
+// Python 3.11), so only a state that sets nothing passes: None, or (None, {}). An
+// object the machine cannot see into keeps the state; when BUILD runs on it again, every state
+// is kept, in order, in a Tuple marked kBuildStates (a later BUILD does not undo an earlier one).
+void build(ValueGraph& graph, NodeId target, NodeId state, std::size_t offset)
+{
+    const Kind kind = graph[target].kind;
+    if (isInert(kind)) {
+        NodeId dictState = state;
+        NodeId slotState = kNoNode;
+        if (graph[state].kind == Kind::Tuple && graph[state].items.size() == 2) {
+            dictState = graph[state].items[0];
+            slotState = graph[state].items[1];
+        }
+        const std::string what = std::string("pickle BUILD on a ") + kindName(kind);
+        if (graph[dictState].kind != Kind::None)
+            throw FormatError(what + ", which has no attributes to set (CPython: no __dict__ or the state is not a dict)"
+                              + at(offset));
+        if (slotState != kNoNode) { // C's load_build: a pair's second item must be a dict, even None fails
+            const Node& slots = graph[slotState];
+            if (slots.kind == Kind::Dict && !slots.items.empty())
+                throw FormatError(what + ", which has no attributes to set" + at(offset));
+            if (slots.kind != Kind::Dict && isInert(slots.kind))
+                throw FormatError(what + " with a slot state that is not a dict" + at(offset));
+        }
+        return; // nothing changes
+    }
+    const NodeId previous = graph[target].state;
+    if (previous == kNoNode) {
+        graph[target].state = state;
+    } else if (graph[previous].kind == Kind::Tuple && graph[previous].ref == kBuildStates) {
+        graph[previous].items.push_back(state);
+    } else {
+        Node all{.kind = Kind::Tuple, .ref = kBuildStates};
+        all.items = {previous, state};
+        const NodeId id = graph.add(std::move(all));
+        graph[target].state = id;
+    }
+}
+
+// A bytearray changed: the read-only memoryviews READONLY_BUFFER made of it (its items) show it.
+// (CPython refuses to resize a bytearray while a view of it lives, which is not followed here: the
+// view may be gone, and then CPython resizes it; a refusal would be wrong there.)
+void showThroughViews(ValueGraph& graph, NodeId byteArray)
+{
+    for (NodeId view : graph[byteArray].items)
+        graph[view].text = graph[byteArray].text;
+}
+
+// NEWOBJ / NEWOBJ_EX, as CPython's load_newobj checks them: the class must be a type, the
+// arguments a tuple, the keyword arguments a dict. Builtin values are none of the first;
+// objects the machine cannot see into may be anything.
+void checkNewObj(const ValueGraph& graph, NodeId cls, NodeId args, NodeId kwargs, std::size_t offset)
+{
+    if (isInert(graph[cls].kind))
+        throw FormatError(std::string("pickle NEWOBJ with a ") + kindName(graph[cls].kind) + " as its class" + at(offset));
+    if (isInert(graph[args].kind) && graph[args].kind != Kind::Tuple)
+        throw FormatError(std::string("pickle NEWOBJ with a ") + kindName(graph[args].kind)
+                          + " of arguments instead of a tuple" + at(offset));
+    if (kwargs != kNoNode && isInert(graph[kwargs].kind) && graph[kwargs].kind != Kind::Dict)
+        throw FormatError(std::string("pickle NEWOBJ_EX with a ") + kindName(graph[kwargs].kind)
+                          + " of keyword arguments instead of a dict" + at(offset));
+}
+
+// Where the second read of the opcode `op` at `opAt` starts (the first starts after the opcode):
+// the data after a length, the second line of GLOBAL and INST. Past the end when there is none.
+std::size_t secondRead(Bytes data, uint8_t op, std::size_t opAt)
+{
+    switch (op) {
+    case 'U': case 'C': case 0x8C: case 0x8A: return opAt + 2;
+    case 'T': case 'X': case 'B': case 0x8B: return opAt + 5;
+    case 0x8D: case 0x8E: case 0x96: return opAt + 9;
+    case 'c':
+    case 'i': {
+        const std::string_view rest = asText(data.subspan(opAt + 1));
+        const auto nl = rest.find('\n');
+        return nl == std::string_view::npos ? static_cast<std::size_t>(-1) : opAt + 1 + nl + 1;
+    }
+    default: return static_cast<std::size_t>(-1);
+    }
 }
 
 } // namespace
@@ -43,24 +215,69 @@ PickleRun PickleMachine::run(Bytes data, std::size_t start)
     // a byte and builds at most one node, so a fraction of the bytes left is a fair guess;
     // capped, because `data` may run on into a legacy file's storages.
     m_graph.reserve(std::min<std::size_t>((data.size() - std::min(start, data.size())) / 4, std::size_t(1) << 21));
+    // FRAME. CPython's C unpickler reads a frame's bytes into its buffer at once. Reading from a
+    // file (pickle.Unpickler over io.BytesIO, as torch.load reads a data.pkl), a read that starts
+    // inside the frame and runs past its end drops the frame's remaining bytes and reads on after
+    // it; reading from bytes (pickle.loads) or a stream with peek() it just reads on; pickle.py
+    // refuses it. No pickler writes one, and no one reading of it is right for every loader, so
+    // it is refused (what the imports report saw before it is kept). A read that starts right at
+    // the frame's end reads alike everywhere, and a FRAME inside a frame only checks that its
+    // bytes are there.
+    constexpr std::size_t kNoFrame = static_cast<std::size_t>(-1);
+    std::size_t frameEnd = kNoFrame;
+    // Throws when the frame ends strictly inside one of the reads of the opcode at `opAt`, which
+    // ended at `end`: its reads start at opAt + 1 and, for `op`, at `second`.
+    auto checkFrame = [&](std::size_t opAt, std::size_t end, std::size_t second) {
+        if (frameEnd == kNoFrame || frameEnd <= opAt + 1 || frameEnd >= end || frameEnd == second)
+            return;
+        throw FormatError("pickle opcode" + at(opAt) + " reads past the end of its FRAME (offset "
+                          + std::to_string(frameEnd) + "): CPython reads such a pickle one way from a file "
+                          "(torch.load) and another from bytes (pickle.loads), so it is refused");
+    };
+    int highestProtocol = 0;
     ByteReader in(data, start);
     while (true) {
+        if (frameEnd != kNoFrame && in.pos() >= frameEnd)
+            frameEnd = kNoFrame;
         if (in.atEnd())
             throw FormatError("truncated pickle: no STOP opcode before the end of the data (offset "
                               + std::to_string(in.pos()) + ")");
         const std::size_t opAt = in.pos();
         const uint8_t op = in.u8();
-        if (op == '.') {
-            if (m_stack.empty())
-                throw FormatError("pickle STOP with an empty stack" + at(opAt));
-            checkGetattrEscapes();
-            PickleRun result;
-            result.root = m_stack.back();
-            result.end = in.pos();
-            result.protocol = m_protocol;
-            return result;
+        if (op == 0x80) { // PROTO: m_protocol is the current one (GLOBAL's Python 2 names follow it)
+            step(in, op, opAt);
+            checkFrame(opAt, in.pos(), kNoFrame);
+            highestProtocol = std::max(highestProtocol, m_protocol);
+            continue;
         }
-        step(in, op, opAt);
+        if (op == 0x95) { // FRAME: the frame's bytes are read (and checked) as a second read
+            const uint64_t length = in.u64();
+            checkFrame(opAt, in.pos(), kNoFrame);
+            in.require(length);
+            if (frameEnd != kNoFrame && in.pos() < frameEnd) {
+                if (length > frameEnd - in.pos())
+                    checkFrame(opAt, in.pos() + static_cast<std::size_t>(length), in.pos());
+            } else if (length > 0) {
+                frameEnd = in.pos() + static_cast<std::size_t>(length);
+            }
+            continue;
+        }
+        if (op != '.') {
+            step(in, op, opAt);
+            if (frameEnd != kNoFrame && frameEnd < in.pos())
+                checkFrame(opAt, in.pos(), secondRead(data, op, opAt));
+            continue;
+        }
+        if (m_stack.empty())
+            throw FormatError("pickle STOP with an empty stack" + at(opAt));
+        if (!m_marks.empty() && m_stack.size() <= m_marks.back()) // CPython: "unexpected MARK found"
+            throw FormatError("pickle STOP with no value above the last MARK" + at(opAt));
+        checkGetattrEscapes();
+        PickleRun result;
+        result.root = m_stack.back();
+        result.end = in.pos();
+        result.protocol = highestProtocol;
+        return result;
     }
 }
 
@@ -113,58 +330,92 @@ void PickleMachine::memoPut(uint64_t key)
     m_memo[key] = top();
 }
 
+// APPEND / APPENDS, as CPython's do_append: nothing to add changes nothing; a list is extended;
+// anything else gets its `extend` (or `append`) called: a bytearray takes bytes, builtin values
+// have neither, and an object the machine cannot see into keeps the values (ref kListItems).
 void PickleMachine::appendTo(NodeId target, const std::vector<NodeId>& values, std::size_t offset)
 {
-    Node& t = m_graph[target];
-    switch (t.kind) {
-    case Kind::List:
-        break;
-    case Kind::Call:
-    case Kind::NewObj: // a list subclass rebuilt by copyreg
-        t.ref = kListItems;
-        break;
-    default:
-        throw FormatError(std::string("pickle appends to a ") + kindName(t.kind) + ", which is not a list" + at(offset));
+    if (values.empty())
+        return;
+    const Kind kind = m_graph[target].kind;
+    if (kind == Kind::List) {
+        Node& t = m_graph[target];
+        t.items.insert(t.items.end(), values.begin(), values.end());
+    } else if (kind == Kind::ByteArray) {
+        std::string bytes;
+        for (NodeId v : values)
+            bytes += byteValue(m_graph, v, offset);
+        m_graph[target].text += bytes;
+        showThroughViews(m_graph, target);
+    } else if (isInert(kind)) {
+        throw FormatError(std::string("pickle appends to a ") + kindName(kind)
+                          + ", which is not a list (it has no extend or append)" + at(offset));
+    } else { // a list subclass rebuilt by copyreg, or a module-level object reached by GLOBAL
+        Node& t = m_graph[target];
+        t.ref |= kListItems;
+        t.items.insert(t.items.end(), values.begin(), values.end());
     }
-    t.items.insert(t.items.end(), values.begin(), values.end());
 }
 
+// SETITEM / SETITEMS, as CPython's do_setitems: target[key] = value for each pair in turn.
 void PickleMachine::setItemsOn(NodeId target, const std::vector<NodeId>& kv, std::size_t offset)
 {
-    Node& t = m_graph[target];
-    switch (t.kind) {
-    case Kind::Dict:
-        break;
-    case Kind::Call:
-    case Kind::NewObj: // OrderedDict(), defaultdict(f), dict subclasses
-        t.ref = kDictItems;
-        break;
-    default:
-        throw FormatError(std::string("pickle sets items on a ") + kindName(t.kind) + ", which is not a dict" + at(offset));
-    }
+    if (kv.empty())
+        return;
     if (kv.size() % 2 != 0)
         throw FormatError("pickle SETITEMS has an odd number of values" + at(offset));
-    t.items.insert(t.items.end(), kv.begin(), kv.end());
+    const Kind kind = m_graph[target].kind;
+    if (kind == Kind::Dict) {
+        for (std::size_t i = 0; i < kv.size(); i += 2)
+            requireHashable(m_graph, kv[i], "a dict key", offset);
+        Node& t = m_graph[target];
+        t.items.insert(t.items.end(), kv.begin(), kv.end());
+    } else if (kind == Kind::List) {
+        for (std::size_t i = 0; i < kv.size(); i += 2) {
+            const std::size_t index = itemIndex(m_graph, kv[i], m_graph[target].items.size(), offset);
+            m_graph[target].items[index] = kv[i + 1];
+        }
+    } else if (kind == Kind::ByteArray) {
+        for (std::size_t i = 0; i < kv.size(); i += 2) {
+            const std::size_t index = itemIndex(m_graph, kv[i], m_graph[target].text.size(), offset);
+            m_graph[target].text[index] = byteValue(m_graph, kv[i + 1], offset);
+        }
+        showThroughViews(m_graph, target);
+    } else if (isInert(kind)) {
+        throw FormatError(std::string("pickle sets items on a ") + kindName(kind)
+                          + ", which is not a dict (it has no __setitem__)" + at(offset));
+    } else { // OrderedDict(), defaultdict(f), dict subclasses; a module's or class's object
+        Node& t = m_graph[target];
+        t.ref |= kDictItems;
+        t.items.insert(t.items.end(), kv.begin(), kv.end());
+    }
 }
 
 void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
 {
     auto tupleOf = [&](std::vector<NodeId> items) {
         Node n{.kind = Kind::Tuple};
+        n.flag = std::any_of(items.begin(), items.end(), [&](NodeId i) { return isUnhashable(m_graph, i); });
         n.items = std::move(items);
         return m_graph.add(std::move(n));
     };
     auto textNode = [&](Kind kind, Bytes b) { return makeText(kind, std::string(asText(b))); };
+    // BINUNICODE and friends: UTF-8, decoded with "surrogatepass" (a lone surrogate is kept).
+    auto unicodeNode = [&](Bytes b) {
+        if (!isUtf8(asText(b), true))
+            throw FormatError("pickle BINUNICODE string is not UTF-8" + at(opAt));
+        return makeText(Kind::String, std::string(asText(b)));
+    };
 
     switch (op) {
-    case 0x80: { // PROTO
+    case 0x80: { // PROTO, anywhere in the stream: CPython keeps the last one (self->proto)
         const int proto = in.u8();
         if (proto > 5)
             throw FormatError("unsupported pickle protocol " + std::to_string(proto) + at(opAt));
-        m_protocol = std::max(m_protocol, proto);
+        m_protocol = proto;
         return;
     }
-    case 0x95: // FRAME: a framing hint; only check that the frame fits
+    case 0x95: // FRAME: run() keeps the frame's window; here only its bytes are checked
         in.require(in.u64());
         return;
     case '(': // MARK
@@ -172,7 +423,13 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
             throw LimitError("pickle nests more than " + std::to_string(m_limits.maxMarks) + " MARKs (limit exceeded)");
         m_marks.push_back(m_stack.size());
         return;
-    case '0': pop(); return; // POP
+    case '0': // POP: CPython's load_pop drops a MARK set at the top of the stack instead of a value
+        if (!m_marks.empty() && m_marks.back() == m_stack.size()) {
+            m_marks.pop_back();
+            return;
+        }
+        pop();
+        return;
     case '1': popMark(); return; // POP_MARK
     case '2': push(top()); return; // DUP
 
@@ -180,35 +437,17 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
     case 'N': push(m_graph.add(Kind::None)); return;
     case 0x88: push(m_graph.add(Node{.kind = Kind::Bool, .flag = true})); return;
     case 0x89: push(m_graph.add(Node{.kind = Kind::Bool, .flag = false})); return;
-    case 'I': { // INT (protocol 0): "01"/"00" are Python 2's True/False
-        const std::string_view s = in.line();
-        if (s == "01" || s == "00") {
-            push(m_graph.add(Node{.kind = Kind::Bool, .flag = s == "01"}));
-            return;
-        }
-        int64_t v = 0;
-        const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        if (ec == std::errc() && p == s.data() + s.size()) {
-            push(m_graph.addInt(v));
-        } else if (isDecimal(s)) {
-            push(makeText(Kind::BigInt, std::string(s)));
-        } else {
-            throw FormatError("INT opcode operand '" + std::string(s.substr(0, 40)) + "' is not a number" + at(opAt));
-        }
+    case 'I': { // INT (protocol 0): "01"/"00" are Python 2's True/False; C strtol's syntax first
+        const detail::TextInt v = detail::parseIntOperand(in.line(), opAt, m_limits.maxLongBytes);
+        if (v.isBool)
+            push(m_graph.add(Node{.kind = Kind::Bool, .flag = v.value == 1}));
+        else
+            push(v.fits ? m_graph.addInt(v.value) : makeText(Kind::BigInt, v.decimal));
         return;
     }
-    case 'L': { // LONG (protocol 0): decimal with an optional trailing L
-        std::string_view s = in.line();
-        if (!s.empty() && s.back() == 'L')
-            s.remove_suffix(1);
-        if (!isDecimal(s))
-            throw FormatError("LONG opcode operand is not a number" + at(opAt));
-        int64_t v = 0;
-        const auto [p, ec] = std::from_chars(s.data() + (s.front() == '+'), s.data() + s.size(), v);
-        if (ec == std::errc() && p == s.data() + s.size())
-            push(m_graph.addInt(v));
-        else
-            push(makeText(Kind::BigInt, std::string(s)));
+    case 'L': { // LONG (protocol 0): Python's int() syntax with an optional trailing L
+        const detail::TextInt v = detail::parseLongOperand(in.line(), opAt, m_limits.maxLongBytes);
+        push(v.fits ? m_graph.addInt(v.value) : makeText(Kind::BigInt, v.decimal));
         return;
     }
     case 'J': push(m_graph.addInt(in.i32())); return;
@@ -230,39 +469,42 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
         push(makeLong(in.take(static_cast<uint64_t>(n))));
         return;
     }
-    case 'F': { // FLOAT (protocol 0)
-        const std::string_view s = in.line();
-        double v = 0;
-        const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        if (ec != std::errc() && ec != std::errc::result_out_of_range)
-            throw FormatError("FLOAT opcode operand '" + std::string(s.substr(0, 40)) + "' is not a number" + at(opAt));
-        (void)p;
-        push(m_graph.add(Node{.kind = Kind::Float, .f = v}));
+    case 'F': // FLOAT (protocol 0)
+        push(m_graph.add(Node{.kind = Kind::Float, .f = detail::parseFloatOperand(in.line(), opAt)}));
         return;
-    }
     case 'G': push(m_graph.add(Node{.kind = Kind::Float, .f = in.f64be()})); return;
 
     // --- strings and bytes (every length is checked against what remains by take())
     case 'S': push(makeText(Kind::String, decodeStringRepr(in.line(), opAt))); return;
-    case 'T': {
-        const int32_t n = in.i32();
-        if (n < 0)
-            throw FormatError("BINSTRING with a negative length" + at(opAt));
-        push(textNode(Kind::String, in.take(static_cast<uint64_t>(n))));
-        return;
-    }
+    // Python 2 strings (STRING, BINSTRING, SHORT_BINSTRING) keep their bytes: CPython decodes them
+    // with the Unpickler's encoding (ASCII for pickle.loads, UTF-8 for torch.load, latin-1 or bytes
+    // by choice), so no one decoding is right; nothing is refused for it.
+    case 'T': push(textNode(Kind::String, in.take(in.u32()))); return; // the length is unsigned in CPython
     case 'U': push(textNode(Kind::String, in.take(in.u8()))); return;
     case 'V': push(makeText(Kind::String, decodeRawUnicodeEscape(in.line(), opAt))); return;
-    case 'X': push(textNode(Kind::String, in.take(in.u32()))); return;
-    case 0x8C: push(textNode(Kind::String, in.take(in.u8()))); return;
-    case 0x8D: push(textNode(Kind::String, in.take(in.u64()))); return;
+    case 'X': push(unicodeNode(in.take(in.u32()))); return;
+    case 0x8C: push(unicodeNode(in.take(in.u8()))); return;
+    case 0x8D: push(unicodeNode(in.take(in.u64()))); return;
     case 'B': push(textNode(Kind::Bytes, in.take(in.u32()))); return;
     case 'C': push(textNode(Kind::Bytes, in.take(in.u8()))); return;
     case 0x8E: push(textNode(Kind::Bytes, in.take(in.u64()))); return;
     case 0x96: push(textNode(Kind::ByteArray, in.take(in.u64()))); return;
     case 0x97:
         throw FormatError("pickle uses an out-of-band buffer (NEXT_BUFFER), which a file cannot carry" + at(opAt));
-    case 0x98: return; // READONLY_BUFFER: a flag on the buffer on top; nothing to do
+    case 0x98: { // READONLY_BUFFER: CPython makes a read-only memoryview of the buffer on top
+        const NodeId id = top();
+        const Kind kind = m_graph[id].kind;
+        if (kind == Kind::ByteArray) { // a read-only memoryview: bytes that follow the bytearray's
+            std::string bytes = m_graph[id].text;
+            const NodeId view = makeText(Kind::Bytes, std::move(bytes));
+            m_graph[id].items.push_back(view);
+            m_stack.back() = view;
+        } else if (kind != Kind::Bytes && isInert(kind)) {
+            throw FormatError(std::string("pickle READONLY_BUFFER on a ") + kindName(kind) + ", which is not a buffer"
+                              + at(opAt));
+        }
+        return;
+    }
 
     // --- containers
     case ')': push(tupleOf({})); return;
@@ -284,6 +526,8 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
         auto kv = popMark();
         if (kv.size() % 2 != 0)
             throw FormatError("pickle DICT has an odd number of values" + at(opAt));
+        for (std::size_t i = 0; i < kv.size(); i += 2)
+            requireHashable(m_graph, kv[i], "a dict key", opAt);
         Node n{.kind = Kind::Dict};
         n.items = std::move(kv);
         push(m_graph.add(std::move(n)));
@@ -292,26 +536,50 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
     case 's': { const NodeId v = pop(); const NodeId k = pop(); setItemsOn(top(), {k, v}, opAt); return; }
     case 'u': { auto kv = popMark(); setItemsOn(top(), kv, opAt); return; }
     case 0x8F: push(m_graph.add(Kind::Set)); return;
-    case 0x90: { // ADDITEMS
+    case 0x90: { // ADDITEMS: set.update on a set, the object's `add` on anything else
         auto values = popMark();
-        Node& t = m_graph[top()];
-        if (t.kind != Kind::Set)
-            throw FormatError(std::string("pickle ADDITEMS on a ") + kindName(t.kind) + at(opAt));
+        const NodeId target = top();
+        if (values.empty())
+            return;
+        const Kind kind = m_graph[target].kind;
+        if (kind == Kind::Set) {
+            for (NodeId v : values)
+                requireHashable(m_graph, v, "a set item", opAt);
+        } else if (isInert(kind)) {
+            throw FormatError(std::string("pickle ADDITEMS on a ") + kindName(kind) + ", which has no add method" + at(opAt));
+        } else {
+            m_graph[target].ref |= kSetItems;
+        }
+        Node& t = m_graph[target];
         t.items.insert(t.items.end(), values.begin(), values.end());
         return;
     }
     case 0x91: {
         Node n{.kind = Kind::FrozenSet};
         n.items = popMark();
+        for (NodeId v : n.items)
+            requireHashable(m_graph, v, "a frozenset item", opAt);
         push(m_graph.add(std::move(n)));
         return;
     }
 
     // --- memo
-    case 'g': push(memoGet(parseIndex(in.line(), opAt), opAt)); return;
+    case 'g': { // GET: int(s) in base 10 (signs, spaces and underscores as Python allows them)
+        const int64_t index = parseMemoIndex(in.line(), opAt);
+        if (index < 0)
+            throw FormatError("pickle reads memo entry " + std::to_string(index) + ", which was never stored" + at(opAt));
+        push(memoGet(static_cast<uint64_t>(index), opAt));
+        return;
+    }
     case 'h': push(memoGet(in.u8(), opAt)); return;
     case 'j': push(memoGet(in.u32(), opAt)); return;
-    case 'p': memoPut(parseIndex(in.line(), opAt)); return;
+    case 'p': { // PUT
+        const int64_t index = parseMemoIndex(in.line(), opAt);
+        if (index < 0)
+            throw FormatError("pickle PUT with a negative memo index" + at(opAt));
+        memoPut(static_cast<uint64_t>(index));
+        return;
+    }
     case 'q': memoPut(in.u8()); return;
     case 'r': memoPut(in.u32()); return;
     case 0x94: memoPut(m_memo.size()); return;
@@ -320,6 +588,8 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
     case 'c': {
         const std::string module(in.line());
         const std::string name(in.line());
+        if (module.empty() || name.empty() || !isUtf8(module, false) || !isUtf8(name, false))
+            throw FormatError("pickle GLOBAL with an empty or non-UTF-8 module or name" + at(opAt));
         push(makeGlobal(module, name, opAt, true));
         return;
     }
@@ -328,6 +598,9 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
         const NodeId module = pop();
         const Node& m = m_graph[module];
         const Node& n = m_graph[name];
+        // CPython refuses operands that are not exact str ("STACK_GLOBAL requires str"); a call's
+        // result may be one, so anything but two string literals is kept as the global "?", which
+        // the imports report cannot clear (a refusal would say less).
         const bool literal = m.kind == Kind::String && n.kind == Kind::String;
         push(makeGlobal(literal ? m.text : "?", literal ? n.text : "?", opAt, literal));
         return;
@@ -335,6 +608,11 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
     case 'i': { // INST: class from the operand, args from the mark
         const std::string module(in.line());
         const std::string name(in.line());
+        const auto ascii = [](const std::string& s) {
+            return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+        };
+        if (module.empty() || name.empty() || !ascii(module) || !ascii(name))
+            throw FormatError("pickle INST with an empty or non-ASCII module or name" + at(opAt));
         const NodeId cls = makeGlobal(module, name, opAt, true);
         m_called.insert(m_graph[cls].text);
         const NodeId args = tupleOf(popMark());
@@ -348,6 +626,9 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
         const NodeId cls = items.front();
         items.erase(items.begin());
         m_called.insert(m_graph[cls].kind == Kind::Global ? m_graph[cls].text : "?");
+        if (isInert(m_graph[cls].kind))
+            throw FormatError(std::string("pickle OBJ instantiates a ") + kindName(m_graph[cls].kind)
+                              + ", which is not callable" + at(opAt));
         const NodeId args = tupleOf(std::move(items));
         push(m_graph.add(Node{.kind = Kind::NewObj, .a = cls, .b = args}));
         return;
@@ -361,6 +642,13 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
             ++m_indirectCalls;
         else
             m_called.insert(m_graph[callable].text);
+        // PyObject_CallObject: a builtin value is not callable, and the arguments must be a tuple.
+        if (isInert(m_graph[callable].kind))
+            throw FormatError(std::string("pickle REDUCE calls a ") + kindName(m_graph[callable].kind)
+                              + ", which is not callable" + at(opAt));
+        if (isInert(m_graph[args].kind) && m_graph[args].kind != Kind::Tuple)
+            throw FormatError(std::string("pickle REDUCE with a ") + kindName(m_graph[args].kind)
+                              + " of arguments instead of a tuple" + at(opAt));
         push(m_graph.add(Node{.kind = Kind::Call, .a = callable, .b = args}));
         return;
     }
@@ -369,6 +657,7 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
         const NodeId cls = pop();
         if (m_graph[cls].kind == Kind::Global)
             m_called.insert(m_graph[cls].text);
+        checkNewObj(m_graph, cls, args, kNoNode, opAt);
         push(m_graph.add(Node{.kind = Kind::NewObj, .a = cls, .b = args}));
         return;
     }
@@ -378,16 +667,20 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
         const NodeId cls = pop();
         if (m_graph[cls].kind == Kind::Global)
             m_called.insert(m_graph[cls].text);
+        checkNewObj(m_graph, cls, args, kwargs, opAt);
         push(m_graph.add(Node{.kind = Kind::NewObj, .a = cls, .b = args, .c = kwargs}));
         return;
     }
     case 'b': { // BUILD
         const NodeId state = pop();
-        m_graph[top()].state = state;
+        build(m_graph, top(), state, opAt);
         return;
     }
-    case 'P': { // PERSID
-        const NodeId pid = makeText(Kind::String, std::string(in.line()));
+    case 'P': { // PERSID: CPython hands persistent_load an ASCII str
+        const std::string_view line = in.line();
+        if (std::any_of(line.begin(), line.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; }))
+            throw FormatError("pickle PERSID operand is not ASCII" + at(opAt));
+        const NodeId pid = makeText(Kind::String, std::string(line));
         push(m_graph.add(Node{.kind = Kind::PersistentId, .a = pid}));
         return;
     }
@@ -396,11 +689,16 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
         push(m_graph.add(Node{.kind = Kind::PersistentId, .a = pid}));
         return;
     }
-    case 0x82:
-    case 0x83:
-    case 0x84:
-        throw FormatError("pickle uses the copyreg extension registry (EXT opcodes), which no checkpoint writer does"
-                          + at(opAt));
+    case 0x82: // EXT1, EXT2, EXT4: copyreg's extension registry is empty unless the loading program
+    case 0x83: // called copyreg.add_extension, and CPython refuses a code it does not hold
+    case 0x84: {
+        const int64_t code = op == 0x82 ? in.u8() : op == 0x83 ? in.u16() : in.i32();
+        if (code <= 0)
+            throw FormatError("pickle EXT opcode with code " + std::to_string(code) + " (codes start at 1)" + at(opAt));
+        throw FormatError("pickle uses extension code " + std::to_string(code)
+                          + " of copyreg's EXT registry, which is empty unless the loading program filled it "
+                            "(CPython refuses an unregistered code)" + at(opAt));
+    }
     default:
         throw FormatError("unknown pickle opcode " + hexByte(op) + at(opAt));
     }

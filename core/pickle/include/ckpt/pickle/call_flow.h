@@ -11,6 +11,7 @@
 #include "ckpt/pickle/value_graph.h"
 
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -27,8 +28,11 @@ struct GlobalWrite {
 /// Bytes handed to a function that unpickles them (torch.storage._load_from_bytes): judged by
 /// what they hold, not by the function's name.
 struct NestedPayload {
-    std::string loader;   // the global that unpickles them
-    const std::string* bytes = nullptr; // into the graph the flow was computed from
+    std::string loader;                  // the global that unpickles them
+    const std::string* literal = nullptr; // BINBYTES / BYTEARRAY8, in the graph the flow was computed from
+    std::string computed;                // or built by a call: _codecs.encode(text, 'latin1') below protocol 3, bytes([...])
+
+    std::string_view bytes() const { return literal ? std::string_view(*literal) : std::string_view(computed); }
 };
 
 struct CallFlow {

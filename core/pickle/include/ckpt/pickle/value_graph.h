@@ -30,8 +30,8 @@ enum class Kind : uint8_t {
     Complex,  // f, f2
     String,   // text (UTF-8)
     Bytes,    // text (raw bytes)
-    ByteArray,
-    Tuple,    // items
+    ByteArray, // text; raw graph: items = the Bytes nodes READONLY_BUFFER made of it (read-only views that follow it)
+    Tuple,    // items; raw graph: flag = holds a list, dict, set or bytearray (unhashable, as CPython's hash() says)
     List,     // items; text = class path of a list subclass
     Dict,     // items = key, value, key, value...; text = class path (OrderedDict...); state = BUILD state
     Set,      // items
@@ -64,12 +64,22 @@ struct Node {
     std::vector<NodeId> items;
     NodeId a = kNoNode, b = kNoNode, c = kNoNode;
     NodeId state = kNoNode;  // BUILD state
-    uint32_t ref = 0;        // index into a side table; on raw Call/NewObj: kListItems / kDictItems
+    uint32_t ref = 0;        // index into a side table; raw graph: kListItems / kDictItems / kSetItems bits, kBuildStates
 };
 
-/// On a raw Call or NewObj node, `ref` says which kind of items APPENDS / SETITEMS added.
+/// On a raw Global, Call, NewObj or PersistentId node (an object the machine cannot see into),
+/// `ref` says which opcodes put `items` there, as bits: APPEND / APPENDS (CPython calls its
+/// `extend` or `append`), SETITEM / SETITEMS (`__setitem__`: items are key, value, key, value...),
+/// ADDITEMS (`add`). More than one bit set: the items mix kinds, in stream order. On a Global
+/// node, any of them is a write into a module, a class or a module-level object.
 constexpr uint32_t kListItems = 1;
 constexpr uint32_t kDictItems = 2;
+constexpr uint32_t kSetItems = 4;
+
+/// BUILD ran more than once on the same node: its `state` is then a Tuple node with this `ref`
+/// whose items are every BUILD's state, in order (CPython applies each in turn). A single BUILD
+/// leaves the state itself in `state`.
+constexpr uint32_t kBuildStates = 16;
 
 class ValueGraph {
 public:
