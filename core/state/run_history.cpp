@@ -72,7 +72,10 @@ void foldCopies(RunHistory& h)
         else
             kept.push_back(c);
     }
-    for (auto& [copy, best] : marks) {
+    for (auto& mark : marks) {
+        // Named, not a structured binding: clang 14 (the fuzz preset) cannot capture those in a lambda.
+        RunCheckpoint& copy = mark.first;
+        const bool best = mark.second;
         const auto size = fs::file_size(copy.path, ec);
         const bool lastSave = isLastSave(fs::path(copy.path).filename().string());
         const auto same = std::find_if(kept.begin(), kept.end(), [&](const RunCheckpoint& k) {

@@ -138,7 +138,10 @@ void StateReader::readDcp()
     }
     if (!model.parameters.empty())
         m_state.model = std::move(model);
-    for (const auto& [fqn, values] : perFqn) {
+    for (const auto& entry : perFqn) {
+        // Named, not a structured binding: clang 14 (the fuzz preset) cannot capture those in a lambda.
+        const auto& fqn = entry.first;
+        const auto& values = entry.second;
         auto sameValues = [&](const ParamGroup& g) {
             if (g.hyperparameters.size() != values.size())
                 return false;
