@@ -92,7 +92,14 @@ private:
         m_objects.pop_back();
         return true;
     }
-    void note(int64_t id) { ids.maxId = std::max(ids.maxId.value_or(id), id); }
+    // The state reader reports maxId + 1 ids: a hostile file's id of INT64_MAX (or beyond, clamped
+    // above) made that sum overflow, undefined behaviour (UBSan in the fuzz target, which adds 1
+    // the same way). No vocabulary comes near; one below the maximum keeps the sum defined.
+    void note(int64_t id)
+    {
+        id = std::min<int64_t>(id, INT64_MAX - 1);
+        ids.maxId = std::max(ids.maxId.value_or(id), id);
+    }
     bool id(int64_t v)
     {
         if (!m_config && m_path.size() == 3 && m_path[0] == "model" && m_path[1] == "vocab" && m_objects[2]) {

@@ -11,6 +11,7 @@
 
 #include <yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -20,6 +21,7 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ckpt {
@@ -36,11 +38,74 @@ std::string stripUnderscores(const std::string& s)
     return out;
 }
 
+bool onlyOf(std::string_view s, std::string_view chars)
+{
+    return !s.empty() && s.find_first_not_of(chars) == std::string_view::npos;
+}
+
+// The number forms below are matched by hand, not with std::regex: libstdc++'s regex executor
+// recurses once per character a repetition consumes, and a plain scalar of 100 000 digits (one
+// long line in a config inside a checkpoint) overflowed the stack (found by fuzzing). Same
+// language as the regexes in the comments (checked against them on every string of up to 5
+// characters over digits, '_', '.', 'e', signs, 'x', 'b').
+
+// ^[-+]?(?:0b[01_]+|0[0-7_]+|0x[0-9a-fA-F_]+|0|[1-9][0-9_]*)$
+bool integerForm(std::string_view t)
+{
+    if (!t.empty() && (t[0] == '-' || t[0] == '+'))
+        t.remove_prefix(1);
+    if (t == "0")
+        return true;
+    if (t.starts_with("0b"))
+        return onlyOf(t.substr(2), "01_");
+    if (t.starts_with("0x"))
+        return onlyOf(t.substr(2), "0123456789abcdefABCDEF_");
+    if (t.starts_with("0"))
+        return onlyOf(t.substr(1), "01234567_");
+    return !t.empty() && t[0] >= '1' && t[0] <= '9' && (t.size() == 1 || onlyOf(t.substr(1), "0123456789_"));
+}
+
+// ^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+|\.[0-9_]+(?:[eE][-+][0-9]+)?)$
+bool floatForm(std::string_view t)
+{
+    const auto skip = [&](std::string_view chars) {
+        const std::size_t n = std::min(t.find_first_not_of(chars), t.size());
+        t.remove_prefix(n);
+        return n;
+    };
+    const auto exponent = [&](bool optional, bool signRequired) {
+        if (t.empty())
+            return optional;
+        if (t[0] != 'e' && t[0] != 'E')
+            return false;
+        t.remove_prefix(1);
+        if (!t.empty() && (t[0] == '-' || t[0] == '+'))
+            t.remove_prefix(1);
+        else if (signRequired)
+            return false;
+        return onlyOf(t, "0123456789");
+    };
+    if (t.starts_with('.')) {
+        t.remove_prefix(1);
+        return skip("0123456789_") > 0 && exponent(true, true);
+    }
+    if (!t.empty() && (t[0] == '-' || t[0] == '+'))
+        t.remove_prefix(1);
+    if (t.empty() || t[0] < '0' || t[0] > '9')
+        return false;
+    skip("0123456789_");
+    if (t.starts_with('.')) {
+        t.remove_prefix(1);
+        skip("0123456789_");
+        return exponent(true, false);
+    }
+    return exponent(false, false);
+}
+
 // An integer in YAML 1.1's forms: decimal, 0x hexadecimal, a leading 0 for octal, 0b binary.
 std::optional<nlohmann::json> yamlInteger(const std::string& text)
 {
-    static const std::regex form(R"(^[-+]?(?:0b[01_]+|0[0-7_]+|0x[0-9a-fA-F_]+|0|[1-9][0-9_]*)$)");
-    if (!std::regex_match(text, form))
+    if (!integerForm(text))
         return std::nullopt;
     std::string digits = stripUnderscores(text);
     bool negative = false;
@@ -76,14 +141,13 @@ std::optional<nlohmann::json> yamlInteger(const std::string& text)
 
 std::optional<nlohmann::json> yamlFloat(const std::string& text)
 {
-    static const std::regex form(R"(^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+|\.[0-9_]+(?:[eE][-+][0-9]+)?)$)");
     static const std::regex inf(R"(^[-+]?\.(?:inf|Inf|INF)$)");
     static const std::regex nan(R"(^\.(?:nan|NaN|NAN)$)");
     if (std::regex_match(text, inf))
         return nlohmann::json(text[0] == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
     if (std::regex_match(text, nan))
         return nlohmann::json(std::numeric_limits<double>::quiet_NaN());
-    if (!std::regex_match(text, form))
+    if (!floatForm(text))
         return std::nullopt;
     return nlohmann::json(std::strtod(stripUnderscores(text).c_str(), nullptr));
 }

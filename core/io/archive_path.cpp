@@ -7,6 +7,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -25,6 +26,18 @@ std::string memberName(std::string name)
     while (name.starts_with("./"))
         name.erase(0, 2);
     return name;
+}
+
+// Whether a member's name stays below the archive. An absolute name, or one climbing out with
+// "..", joined to the archive's path names a file outside it ("exp/a.nemo" / "/home/u/c.yaml" is
+// "/home/u/c.yaml"), which the layouts would then read as that member (caught by the tar fuzz
+// target's check of these paths). NeMo never writes such names; tarfile refuses to extract them.
+bool staysInside(const std::string& name)
+{
+    const fs::path p(name);
+    if (p.is_absolute())
+        return false;
+    return std::none_of(p.begin(), p.end(), [](const fs::path& part) { return part == ".."; });
 }
 
 // The archive's members, read through a read-only mapping that lives only as long as the index is
@@ -50,6 +63,15 @@ std::vector<TarMember> indexOf(const std::string& archive)
 }
 
 using ArchiveReader = std::unique_ptr<archive, decltype(&archive_read_free)>;
+
+// libarchive's message for the last error. archive_error_string returns NULL when the failing
+// call set none (a gzip tar that ends inside a pax header), and appending NULL to a
+// std::string crashed (found by fuzzing).
+std::string errorOf(archive* a)
+{
+    const char* message = archive_error_string(a);
+    return message ? message : "unknown error";
+}
 
 // A compressed tar opened for streaming with libarchive (its decompressors and tar reader), or
 // nullptr when the file is not one.
@@ -83,7 +105,7 @@ std::vector<TarMember> compressedIndex(const std::string& path)
             out.push_back({archive_entry_pathname(entry), '0', 0, static_cast<uint64_t>(std::max<la_int64_t>(0, archive_entry_size(entry)))});
     }
     if (rc != ARCHIVE_EOF)
-        throw FormatError(std::string("cannot read the compressed archive: ") + archive_error_string(a.get()));
+        throw FormatError(std::string("cannot read the compressed archive: ") + errorOf(a.get()));
     if (out.empty())
         throw FormatError("not a tar archive");
     return out;
@@ -122,7 +144,7 @@ FileDescriptor decompressMember(const ArchiveMemberRef& ref)
         uint64_t total = 0;
         for (la_ssize_t n; (n = archive_read_data(a.get(), buffer.data(), buffer.size())) != 0;) {
             if (n < 0)
-                throw FormatError(std::string("cannot decompress ") + ref.member.name + ": " + archive_error_string(a.get()));
+                throw FormatError(std::string("cannot decompress ") + ref.member.name + ": " + errorOf(a.get()));
             total += static_cast<uint64_t>(n);
             if (total > kDecompressedMemberLimit)
                 throw FormatError("the member " + ref.member.name + " decompresses past its stated size");
@@ -183,7 +205,7 @@ std::vector<std::string> archiveMemberPaths(const std::string& archive)
 {
     std::vector<std::string> out;
     for (const TarMember& m : isTarFile(archive) ? indexOf(archive) : compressedIndex(archive)) {
-        if (m.type == '0')
+        if (m.type == '0' && staysInside(memberName(m.name)))
             out.push_back((fs::path(archive) / memberName(m.name)).string());
     }
     return out;
