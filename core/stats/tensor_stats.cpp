@@ -10,6 +10,7 @@
 #include "value_sketch.h"
 
 #include <algorithm>
+#include <cstring>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -46,6 +47,20 @@ void setRange(Histogram& h, std::pair<double, double> range)
 
 double absMaxOf(const kernels::Moments& m) { return std::max(std::abs(m.min), std::abs(m.max)); }
 
+// Every non-zero census count, in key order, visiting only the blocks that may hold one.
+template<typename F>
+void forEachCensusKey(const StatsAccumulator::State& s, F&& f)
+{
+    for (std::size_t b = 0; b * 64 < s.census.size(); ++b) {
+        if (!s.censusBlock(b))
+            continue;
+        for (uint32_t key = static_cast<uint32_t>(b * 64); key < b * 64 + 64 && key < s.census.size(); ++key) {
+            if (const uint64_t c = s.census[key])
+                f(key, c);
+        }
+    }
+}
+
 // Census kinds: each key is one value, so both histograms are exact from the counts.
 void censusHistograms(TensorStats& out, const StatsAccumulator::State& s, double minAbsNonZero)
 {
@@ -54,15 +69,14 @@ void censusHistograms(TensorStats& out, const StatsAccumulator::State& s, double
     const bool log = out.finite != out.zeros;
     if (log)
         setRange(out.logHist, widened(std::log10(minAbsNonZero), std::log10(out.absmax)));
-    for (uint32_t key = 0; key < s.census.size(); ++key) {
-        const uint64_t c = s.census[key];
-        const double v = c ? kernels::censusValue(s.kind, key) : 0.0;
-        if (c == 0 || !std::isfinite(v))
-            continue;
+    forEachCensusKey(s, [&](uint32_t key, uint64_t c) {
+        const double v = kernels::censusValue(s.kind, key);
+        if (!std::isfinite(v))
+            return;
         out.hist.counts[bins.binOf(v)] += c;
         if (log && v != 0)
             out.logHist.counts[binOf(std::log10(std::abs(v)), out.logHist.lo, out.logHist.hi)] += c;
-    }
+    });
 }
 
 // The other kinds: the histograms the scan binned once min and max were known (see
@@ -152,10 +166,7 @@ void binScanned(StatsAccumulator::State& s, const std::byte* data, std::size_t c
 kernels::Moments momentsFromCensus(const StatsAccumulator::State& s)
 {
     kernels::Moments m;
-    for (uint32_t key = 0; key < s.census.size(); ++key) {
-        const uint64_t c = s.census[key];
-        if (c == 0)
-            continue;
+    forEachCensusKey(s, [&](uint32_t key, uint64_t c) {
         const double v = kernels::censusValue(s.kind, key);
         if (std::isnan(v))
             m.nan += c;
@@ -165,7 +176,7 @@ kernels::Moments momentsFromCensus(const StatsAccumulator::State& s)
             m.neginf += c;
         else
             m.addRepeated(v, c);
-    }
+    });
     return m;
 }
 
@@ -179,14 +190,40 @@ uint64_t Histogram::total() const
     return n;
 }
 
-void StatsAccumulator::State::absorbCensus(uint32_t* local)
+void StatsAccumulator::State::absorbCensus(uint32_t* local, const std::byte* data, std::size_t count)
 {
     const std::size_t size = kernels::censusSize(kind);
     if (census.empty())
         census.assign(size, 0);
-    for (std::size_t k = 0; k < size; ++k) {
-        census[k] += local[k];
-        local[k] = 0;
+    // Few elements: visit their keys only (the keys kernels::scan counted: the raw 1- or 2-byte value).
+    if (data && count < size / 16) {
+        const std::size_t width = size == 256 ? 1 : 2;
+        for (std::size_t i = 0; i < count; ++i) {
+            uint32_t key = 0;
+            if (width == 1) {
+                key = static_cast<uint8_t>(data[i]);
+            } else {
+                uint16_t k16;
+                std::memcpy(&k16, data + 2 * i, 2);
+                key = k16;
+            }
+            if (local[key] != 0) {
+                census[key] += local[key];
+                local[key] = 0;
+                markCensusBlock(key / 64);
+            }
+        }
+        return;
+    }
+    for (std::size_t b = 0; b * 64 < size; ++b) {
+        uint32_t any = 0;
+        for (std::size_t k = b * 64; k < b * 64 + 64 && k < size; ++k) {
+            any |= local[k];
+            census[k] += local[k];
+            local[k] = 0;
+        }
+        if (any)
+            markCensusBlock(b);
     }
 }
 
@@ -224,7 +261,7 @@ void StatsAccumulator::add(const std::byte* data, std::size_t count)
         const std::size_t n = std::min(kPiece, count - done);
         kernels::scan(m->kind, data + done * size, n, m->moments, local.data());
         if (kernels::censusExact(m->kind))
-            m->absorbCensus(local.data());
+            m->absorbCensus(local.data(), data + done * size, n);
     }
     m->count += count;
     if (first) {
@@ -273,8 +310,13 @@ void StatsAccumulator::merge(const StatsAccumulator& other)
     if (!other.m->census.empty()) {
         if (m->census.empty())
             m->census.assign(other.m->census.size(), 0);
-        for (std::size_t k = 0; k < m->census.size(); ++k)
-            m->census[k] += other.m->census[k];
+        for (std::size_t b = 0; b * 64 < m->census.size(); ++b) {
+            if (!other.m->censusBlock(b))
+                continue;
+            m->markCensusBlock(b);
+            for (std::size_t k = b * 64; k < b * 64 + 64 && k < m->census.size(); ++k)
+                m->census[k] += other.m->census[k];
+        }
     }
 }
 
@@ -377,7 +419,7 @@ void scanViewsForStats(const std::vector<const TensorViewReader*>& views, const 
             if (sketch)
                 job.sketch.absorb(*tables[worker]);
             if (kernels::censusExact(kind))
-                job.acc->state().absorbCensus(census[worker].data());
+                job.acc->state().absorbCensus(census[worker].data(), p, w.count);
             job.acc->state().count += w.count;
         },
         [&](std::size_t item, int pass) {
