@@ -146,7 +146,7 @@ FileDescriptor decompressMember(const ArchiveMemberRef& ref)
             if (n < 0)
                 throw FormatError(std::string("cannot decompress ") + ref.member.name + ": " + errorOf(a.get()));
             total += static_cast<uint64_t>(n);
-            if (total > kDecompressedMemberLimit)
+            if (total > ref.member.size || total > kDecompressedMemberLimit)
                 throw FormatError("the member " + ref.member.name + " decompresses past its stated size");
             for (la_ssize_t done = 0; done < n;) {
                 const ssize_t w = ::write(fd, buffer.data() + done, static_cast<std::size_t>(n - done));
@@ -157,6 +157,11 @@ FileDescriptor decompressMember(const ArchiveMemberRef& ref)
                 done += w;
             }
         }
+        // The caller maps the stated size: a shorter member (a truncated archive, or a second entry
+        // of the same name) would leave pages past the in-memory file's end, which fault (SIGBUS).
+        if (total != ref.member.size)
+            throw FormatError("the member " + ref.member.name + " decompresses to " + std::to_string(total)
+                              + " bytes, not the " + std::to_string(ref.member.size) + " its header states");
         return guard;
     }
     throw FormatError("the compressed archive has no member " + ref.member.name);
