@@ -53,4 +53,21 @@ double parseFloatOperand(std::string_view line, std::size_t offset);
 /// underscores between digits). Negative values are returned; callers refuse them as CPython does.
 int64_t parseMemoIndex(std::string_view s, std::size_t offset);
 
+
+// CPython's checks on writes into values and on object construction (pickle_value_rules.cpp).
+/// A value whose Python type its opcode fixes (int, str, tuple, list, dict...), not an opaque object.
+bool isInert(Kind kind);
+bool isUnhashable(const ValueGraph& graph, NodeId id);
+/// Throws FormatError when `id` could not be a dict key or set item.
+void requireHashable(const ValueGraph& graph, NodeId id, const char* what, std::size_t offset);
+/// An int 0-255 written into a bytearray. Throws FormatError otherwise.
+char byteValue(const ValueGraph& graph, NodeId id, std::size_t offset);
+/// A list index (negative from the end, bools as ints). Throws FormatError when out of range.
+std::size_t itemIndex(const ValueGraph& graph, NodeId key, std::size_t size, std::size_t offset);
+/// BUILD: kept on opaque objects (every state when several), checked on inert values.
+void build(ValueGraph& graph, NodeId target, NodeId state, std::size_t offset);
+void showThroughViews(ValueGraph& graph, NodeId byteArray);
+/// The type checks CPython makes before NEWOBJ / NEWOBJ_EX call anything.
+void checkNewObj(const ValueGraph& graph, NodeId cls, NodeId args, NodeId kwargs, std::size_t offset);
+
 } // namespace ckpt::detail
