@@ -248,7 +248,7 @@ void ValidationPanel::processFinished(int exitCode, QProcess::ExitStatus status)
     else if (m_report.isEmpty())
         finish(State::CannotRun, tr("The validator ended with exit code %1 without a report; see the log.").arg(exitCode));
     else
-        finish(exitCode == 0 ? State::Passed : exitCode == 1 ? State::Differs : State::CannotRun, {});
+        finish(exitCode == 0 ? State::Passed : exitCode == 1 ? State::Differs : exitCode == 3 ? State::Partial : State::CannotRun, {});
 }
 
 void ValidationPanel::processError(QProcess::ProcessError error)
@@ -285,6 +285,15 @@ void ValidationPanel::showReport(const QJsonObject& report)
     QString text = tr("Verdict: %1").arg(verdictText(report.value(QStringLiteral("verdict"))));
     if (report.value(QStringLiteral("first_difference")).isString())
         text += tr(" — first difference: %1").arg(report.value(QStringLiteral("first_difference")).toString());
+    const QJsonArray gaps = report.value(QStringLiteral("not_compared")).toArray();
+    if (report.value(QStringLiteral("verdict")).toString() == QLatin1String("partial") && !gaps.isEmpty()) {
+        const QJsonObject g = gaps.first().toObject();
+        text += tr(" — not compared: %1 %2 (%3)")
+                    .arg(g.value(QStringLiteral("component")).toString(), g.value(QStringLiteral("check")).toString(),
+                         g.value(QStringLiteral("why")).toString());
+        if (gaps.size() > 1)
+            text += tr(", and %n more", nullptr, int(gaps.size() - 1));
+    }
     if (report.contains(QStringLiteral("error")))
         text += QStringLiteral("\n") + report.value(QStringLiteral("error")).toString();
     if (report.contains(QStringLiteral("device")))

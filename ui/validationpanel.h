@@ -24,7 +24,7 @@ class QTreeWidget;
 class ValidationPanel final : public QWidget {
     Q_OBJECT
 public:
-    enum class State { Idle, Running, Passed, Differs, CannotRun, Crashed, Cancelled };
+    enum class State { Idle, Running, Passed, Partial, Differs, CannotRun, Crashed, Cancelled };
     Q_ENUM(State)
 
     explicit ValidationPanel(QWidget* parent = nullptr);

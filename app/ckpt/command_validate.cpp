@@ -41,6 +41,11 @@ void printHuman(const nlohmann::json& event)
     std::cout << "verdict: " << event.value("verdict", "?");
     if (event.contains("first_difference") && event["first_difference"].is_string())
         std::cout << " (first difference: " << event["first_difference"].get<std::string>() << ")";
+    const nlohmann::json gaps = event.value("not_compared", nlohmann::json::array());
+    if (event.value("verdict", "") == "partial" && !gaps.empty()) // the first line says what was left out
+        std::cout << " (not compared: " << gaps[0].value("component", "") << " " << gaps[0].value("check", "") << ", "
+                  << gaps[0].value("why", "") << (gaps.size() > 1 ? "; and " + std::to_string(gaps.size() - 1) + " more" : "")
+                  << ")";
     std::cout << "\n";
     if (event.contains("error"))
         std::cout << "error: " << event["error"].get<std::string>() << "\n";
@@ -137,5 +142,5 @@ int runValidate(const CliArgs& args)
     if (!sawReport)
         return failWith("the validator ended (exit " + std::to_string(code) + ") without a report: "
                         + ckpt::quoteCommandLine(argv));
-    return code <= 2 ? code : kExitUnreadable;
+    return code <= 3 ? code : kExitUnreadable; // 3: partial, passed through like 0, 1 and 2
 }

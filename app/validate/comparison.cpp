@@ -33,6 +33,13 @@ Verdict Component::verdict() const
     return worst;
 }
 
+Check notCompared(const std::string& name, const std::string& why)
+{
+    Check c{name, Verdict::NotCompared, why};
+    c.gap = true;
+    return c;
+}
+
 Check compareNumber(const std::string& name, double replay, double probe, double rtol)
 {
     Check c{name};
@@ -136,6 +143,8 @@ nlohmann::json toJson(const Component& c)
         nlohmann::json j = {{"name", ch.name}, {"verdict", verdictName(ch.verdict)}, {"measured", ch.measured}};
         if (!ch.detail.empty())
             j["detail"] = ch.detail;
+        if (ch.gap)
+            j["gap"] = true;
         checks.push_back(j);
     }
     return {{"name", c.name}, {"title", c.title}, {"verdict", verdictName(c.verdict())}, {"checks", checks}};

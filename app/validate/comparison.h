@@ -23,7 +23,14 @@ struct Check {
     Verdict verdict = Verdict::Exact;
     std::string detail;
     nlohmann::json measured = nlohmann::json::object();
+    /// Not compared although the run has this part (an optimizer not replayed, a cursor the checkpoint
+    /// lacks, random draws on another device): the validation is then partial, never a pass. Checks
+    /// left out by design (a loss scale the run never applied) are not gaps.
+    bool gap = false;
 };
+
+/// A check that could not be made although the run has the part: makes the verdict partial.
+Check notCompared(const std::string& name, const std::string& why);
 
 struct Component {
     std::string name;  // batch, parameters, optimizer, lr_scheduler, scaler, rng, numerics

@@ -2,7 +2,7 @@
 // ckpt-validate CKPT [--probe DIR] [--device auto|cpu|cuda|cuda:N] [--rtol X] [--threads N]
 // Replays the update after a checkpoint with LibTorch and compares it with the probe the training
 // run recorded. JSON lines on stdout (progress events, then one report); exit 0 pass, 1 differs,
-// 2 cannot run.
+// 2 cannot run, 3 partial (nothing compared differs, but a part the run has was not compared).
 #include "app/validate/validation.h"
 
 #include "ckpt/report/json_export.h"
@@ -17,7 +17,8 @@ constexpr const char* kUsage =
     "usage: ckpt-validate CHECKPOINT [--probe DIR] [--device auto|cpu|cuda|cuda:N] [--rtol X] [--threads N] | --version\n"
     "Restores CHECKPOINT (read without pickle code execution), replays the next update the probe recorded\n"
     "(default probe: <parent>/probes/after-<checkpoint name>/) and compares it component by component.\n"
-    "Prints JSON lines: progress events, then one report. Exit 0 pass, 1 differs, 2 cannot run.\n";
+    "Prints JSON lines: progress events, then one report. Exit 0 pass, 1 differs, 2 cannot run,\n"
+    "3 partial (nothing compared differs, but a part the run has was not compared: see \"not_compared\").\n";
 
 void emit(const nlohmann::json& event)
 {

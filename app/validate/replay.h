@@ -34,13 +34,13 @@ struct TensorDigest {
 
 struct OptimizerGroup {
     std::vector<std::string> params;          // parameter names (the model's state_dict keys)
-    std::map<std::string, double> hyper;      // lr, eps, weight_decay, momentum, dampening, beta1, beta2
-    bool amsgrad = false, nesterov = false, maximize = false;
+    std::map<std::string, double> hyper;      // lr, eps, weight_decay, momentum, dampening, beta1, beta2, alpha, rho, ...
+    std::map<std::string, bool> flags;        // amsgrad, nesterov, maximize, centered, foreach, fused, capturable, ...
 };
 
 struct ParamOptimizerState {
     std::optional<int64_t> step;
-    std::map<std::string, HostTensor> moments; // exp_avg, exp_avg_sq, max_exp_avg_sq, momentum_buffer
+    std::map<std::string, HostTensor> moments; // torch.optim's tensors by key: exp_avg, exp_avg_sq, momentum_buffer, sum, ...
 };
 
 struct MicroBatch {
@@ -57,7 +57,8 @@ struct ReplayInput {
     double gradDivisor = 1;
     std::optional<double> maxGradNorm;
     std::optional<double> scale;              // the loss scale to apply (power of two: exact)
-    std::string optimizerType;                // "AdamW", "Adam", "SGD"; anything else: forward/backward only
+    std::string optimizerType;                // a torch.optim class name; one not replayed: forward/backward only
+    std::string torchVersion;                 // the probe's torch.__version__: whose formulas the update follows
     std::vector<OptimizerGroup> groups;
     std::map<std::string, ParamOptimizerState> optimizerState;
     std::map<int, std::vector<std::byte>> cpuGenerator;  // rank -> torch CPU generator state bytes
@@ -81,6 +82,7 @@ struct ReplayResult {
     std::vector<LoadIssue> load;
     bool loaded = false;
     std::string optimizerMode;             // "step" or "forward/backward only: <why>"
+    std::string optimizerFormulas;         // "torch 1.13 for-loop formulas of AdamW"
     bool stepped = false;
     std::vector<double> losses;            // per micro-batch, before division
     std::optional<double> gradNorm;        // total norm before clipping

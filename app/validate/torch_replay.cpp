@@ -4,6 +4,7 @@
 // states arrive as bytes the core read safely; the probe's TorchScript module is the one file
 // torch::jit::load reads.
 #include "app/validate/replay.h"
+#include "app/validate/torch_optimizers.h"
 
 #include "ckpt/io/sha256.h"
 
@@ -100,28 +101,6 @@ c10::Device resolveDevice(const std::string& spec, std::vector<std::string>& not
     return d;
 }
 
-// The optimizer's state map is keyed by the tensor's impl: as a string in LibTorch 1.x, as a
-// pointer in 2.x. One key function serves both.
-using StateKey = std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>::key_type;
-
-template <class Key = StateKey>
-Key stateKey(const at::Tensor& p)
-{
-    if constexpr (std::is_same_v<Key, std::string>) {
-        std::ostringstream key;
-        key << p.unsafeGetTensorImpl();
-        return key.str();
-    } else {
-        return p.unsafeGetTensorImpl();
-    }
-}
-
-double hyper(const OptimizerGroup& g, const char* key, double fallback)
-{
-    const auto it = g.hyper.find(key);
-    return it == g.hyper.end() ? fallback : it->second;
-}
-
 class Replay {
 public:
     Replay(const ReplayInput& in, const ReplayProgress& progress) : m_in(in), m_progress(progress) {}
@@ -133,7 +112,7 @@ public:
         m_device = resolveDevice(m_in.device, m_out.notes);
         m_out.device = m_device.str();
         configureDeterminism();
-        m_progress("module", "loading the TorchScript module " + m_in.modulePath);
+        m_progress("module", "loading the TorchScript module " + m_in.modulePath + " and W into it, strictly");
         try {
             m_module = torch::jit::load(m_in.modulePath, c10::Device(c10::kCPU));
         } catch (const std::exception& e) {
@@ -142,7 +121,6 @@ public:
         }
         if (m_in.method != "forward" && !m_module.find_method(m_in.method))
             throw std::runtime_error(m_in.modulePath + ": the module has no method '" + m_in.method + "'");
-        m_progress("weights", "loading W strictly into the module");
         if (!loadWeights())
             return std::move(m_out);
         m_module.to(m_device);
@@ -152,7 +130,10 @@ public:
             m_out.paramsBefore[name] = digest(t);
         for (const auto& [name, t] : m_buffers)
             m_out.paramsBefore[name] = digest(t);
-        m_progress("optimizer", "building " + m_in.optimizerType + " from the checkpoint's param groups and state");
+        m_progress("optimizer", TorchOptimUpdate::replays(m_in.optimizerType)
+                                    ? "restoring " + m_in.optimizerType + "'s state from the checkpoint's param groups and state"
+                                    : "the update is forward/backward only (" + (m_in.optimizerType.empty() ? std::string("no optimizer")
+                                                                                 : m_in.optimizerType) + " is not replayed)");
         buildOptimizer();
         m_progress("update", "forward/backward of " + std::to_string(m_in.microBatches.size()) + " micro-batch(es) on "
                                  + m_out.device);
@@ -251,9 +232,12 @@ private:
     {
         m_params.clear();
         m_buffers.clear();
+        m_order.clear();
         for (const auto& p : m_module.named_parameters(true)) {
-            if (p.name.starts_with(m_in.statePrefix))
+            if (p.name.starts_with(m_in.statePrefix)) {
                 m_params.emplace(p.name.substr(m_in.statePrefix.size()), p.value);
+                m_order.push_back(p.value);
+            }
         }
         for (const auto& b : m_module.named_buffers(true)) {
             if (b.name.starts_with(m_in.statePrefix))
@@ -275,111 +259,71 @@ private:
         return it == s.moments.end() ? at::Tensor() : toTorch(it->second).to(m_device);
     }
 
+    // torch.optim's update, replayed with its own formulas (torch_optimizers.cpp) for the classes
+    // it covers; any other class (or an unsupported option) leaves the update at forward/backward.
     void buildOptimizer()
     {
         const std::string& type = m_in.optimizerType;
-        if (type != "AdamW" && type != "Adam" && type != "SGD") {
+        if (!TorchOptimUpdate::replays(type)) {
             m_out.optimizerMode = "forward/backward only: " + (type.empty() ? std::string("the optimizer's class is unknown")
-                                                                             : type + " has no LibTorch C++ implementation here")
-                                + " (AdamW, Adam and SGD are replayed)";
+                                                                             : type + " is not among the optimizers replayed")
+                                + " (Adam, AdamW, SGD, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta)";
             return;
         }
+        auto rules = std::make_unique<TorchOptimUpdate>(type, m_in.torchVersion);
         for (const auto& g : m_in.groups) {
-            if (g.maximize) {
-                m_out.optimizerMode = "forward/backward only: maximize=True has no LibTorch C++ equivalent";
+            if (const std::string why = rules->unsupported(g); !why.empty()) {
+                m_out.optimizerMode = "forward/backward only: " + why;
                 return;
             }
-        }
-        std::vector<torch::optim::OptimizerParamGroup> groups;
-        for (const auto& g : m_in.groups) {
-            std::vector<at::Tensor> params;
             for (const auto& name : g.params)
-                params.push_back(param(name));
-            const double lr = hyper(g, "lr", 1e-3);
-            if (type == "AdamW") {
-                auto o = std::make_unique<torch::optim::AdamWOptions>(lr);
-                o->betas({hyper(g, "beta1", 0.9), hyper(g, "beta2", 0.999)}).eps(hyper(g, "eps", 1e-8))
-                    .weight_decay(hyper(g, "weight_decay", 1e-2)).amsgrad(g.amsgrad);
-                groups.emplace_back(params, std::move(o));
-            } else if (type == "Adam") {
-                auto o = std::make_unique<torch::optim::AdamOptions>(lr);
-                o->betas({hyper(g, "beta1", 0.9), hyper(g, "beta2", 0.999)}).eps(hyper(g, "eps", 1e-8))
-                    .weight_decay(hyper(g, "weight_decay", 0)).amsgrad(g.amsgrad);
-                groups.emplace_back(params, std::move(o));
-            } else {
-                auto o = std::make_unique<torch::optim::SGDOptions>(lr);
-                o->momentum(hyper(g, "momentum", 0)).dampening(hyper(g, "dampening", 0))
-                    .weight_decay(hyper(g, "weight_decay", 0)).nesterov(g.nesterov);
-                groups.emplace_back(params, std::move(o));
-            }
+                param(name); // every name is a parameter of the module, or the replay says which is not
         }
-        if (type == "AdamW")
-            m_optimizer = std::make_unique<torch::optim::AdamW>(groups, torch::optim::AdamWOptions());
-        else if (type == "Adam")
-            m_optimizer = std::make_unique<torch::optim::Adam>(groups, torch::optim::AdamOptions());
-        else
-            m_optimizer = std::make_unique<torch::optim::SGD>(groups, torch::optim::SGDOptions(0));
-        copyStateIn();
-        readOptimizerState(m_out.momentsBefore, m_out.stepBefore);
-        m_out.optimizerMode = "step";
-    }
-
-    // The checkpoint's moments and step counts, by parameter name.
-    void copyStateIn()
-    {
         for (const auto& [name, s] : m_in.optimizerState) {
             const at::Tensor p = param(name);
-            std::unique_ptr<torch::optim::OptimizerParamState> slot;
-            if (m_in.optimizerType == "SGD") {
-                auto st = std::make_unique<torch::optim::SGDParamState>();
-                st->momentum_buffer(moment(s, "momentum_buffer"));
-                if (st->momentum_buffer().defined())
-                    slot = std::move(st);
-            } else if (m_in.optimizerType == "Adam") {
-                auto st = std::make_unique<torch::optim::AdamParamState>();
-                st->step(s.step.value_or(0)).exp_avg(moment(s, "exp_avg")).exp_avg_sq(moment(s, "exp_avg_sq"))
-                    .max_exp_avg_sq(moment(s, "max_exp_avg_sq"));
-                if (st->exp_avg().defined() && st->exp_avg_sq().defined())
-                    slot = std::move(st);
-            } else {
-                auto st = std::make_unique<torch::optim::AdamWParamState>();
-                st->step(s.step.value_or(0)).exp_avg(moment(s, "exp_avg")).exp_avg_sq(moment(s, "exp_avg_sq"))
-                    .max_exp_avg_sq(moment(s, "max_exp_avg_sq"));
-                if (st->exp_avg().defined() && st->exp_avg_sq().defined())
-                    slot = std::move(st);
+            TorchParamState st;
+            st.step = s.step ? std::optional<double>(static_cast<double>(*s.step)) : std::nullopt;
+            for (const auto& [key, host] : s.moments) {
+                at::Tensor t = toTorch(host).to(m_device);
+                // 0-d entries (NAdam's mu_product) stay as torch keeps them; moments take the parameter's shape
+                if (t.dim() > 0 && t.sizes() != p.sizes())
+                    throw std::runtime_error("the checkpoint's optimizer state '" + key + "' of '" + name + "' has shape "
+                                             + shapeText(t.sizes()) + ", the parameter " + shapeText(p.sizes())
+                                             + ": the optimizer's entries are matched to the wrong parameters");
+                st.tensors.emplace(key, std::move(t));
             }
-            if (slot)
-                m_optimizer->state()[stateKey(p)] = std::move(slot);
-            else
-                m_out.notes.push_back("optimizer state of '" + name + "' has no usable moments: it starts fresh");
+            m_state.emplace(name, std::move(st));
         }
+        m_rules = std::move(rules);
+        m_out.optimizerFormulas = m_rules->formulas();
+        readOptimizerState(m_out.momentsBefore, m_out.stepBefore);
+        m_out.optimizerMode = "step";
     }
 
     void readOptimizerState(std::map<std::string, std::map<std::string, TensorDigest>>& moments,
                             std::map<std::string, int64_t>& steps)
     {
-        if (!m_optimizer)
-            return;
-        for (const auto& [name, p] : m_params) {
-            const auto it = m_optimizer->state().find(stateKey(p));
-            if (it == m_optimizer->state().end() || !it->second)
-                continue;
-            const auto* slot = &it->second;
-            if (auto* s = dynamic_cast<torch::optim::AdamWParamState*>(slot->get())) {
-                steps[name] = s->step();
-                moments[name]["exp_avg"] = digest(s->exp_avg());
-                moments[name]["exp_avg_sq"] = digest(s->exp_avg_sq());
-                if (s->max_exp_avg_sq().defined())
-                    moments[name]["max_exp_avg_sq"] = digest(s->max_exp_avg_sq());
-            } else if (auto* a = dynamic_cast<torch::optim::AdamParamState*>(slot->get())) {
-                steps[name] = a->step();
-                moments[name]["exp_avg"] = digest(a->exp_avg());
-                moments[name]["exp_avg_sq"] = digest(a->exp_avg_sq());
-                if (a->max_exp_avg_sq().defined())
-                    moments[name]["max_exp_avg_sq"] = digest(a->max_exp_avg_sq());
-            } else if (auto* g = dynamic_cast<torch::optim::SGDParamState*>(slot->get())) {
-                if (g->momentum_buffer().defined())
-                    moments[name]["momentum_buffer"] = digest(g->momentum_buffer());
+        for (const auto& [name, st] : m_state) {
+            if (st.step)
+                steps[name] = static_cast<int64_t>(std::llround(*st.step));
+            for (const auto& [key, t] : st.tensors)
+                moments[name][key] = digest(t);
+        }
+    }
+
+    // optimizer.step(): each group's parameters that have a gradient, in the group's order; a
+    // parameter without state gets the state torch creates on its first step.
+    void optimizerStep()
+    {
+        for (const auto& g : m_in.groups) {
+            for (const auto& name : g.params) {
+                at::Tensor p = param(name);
+                if (!p.grad().defined())
+                    continue;
+                auto [it, fresh] = m_state.try_emplace(name);
+                if (fresh || (it->second.tensors.empty() && m_in.optimizerType != "SGD"))
+                    m_rules->initialise(g, p, it->second);
+                m_rules->update(g, p, p.grad(), it->second);
             }
         }
     }
@@ -459,8 +403,9 @@ private:
 
     void finishUpdate()
     {
+        // model.parameters() order, as the loop's clip_grad_norm_(model.parameters(), ...) sees them
         std::vector<at::Tensor> params;
-        for (auto& [_, p] : m_params) {
+        for (auto& p : m_order) {
             if (p.grad().defined())
                 params.push_back(p);
         }
@@ -471,18 +416,37 @@ private:
                 m_out.foundInf = m_out.foundInf || !torch::isfinite(p.grad()).all().item<bool>();
             }
         }
-        if (m_in.maxGradNorm && !m_out.foundInf) {
-            m_out.gradNorm = torch::nn::utils::clip_grad_norm_(params, *m_in.maxGradNorm);
-        } else if (!params.empty()) {
-            std::vector<at::Tensor> norms;
-            for (const auto& p : params)
-                norms.push_back(p.grad().detach().norm(2));
-            m_out.gradNorm = torch::stack(norms).norm(2).item<double>();
+        if (!params.empty()) {
+            const at::Tensor total = totalNorm(params);
+            m_out.gradNorm = total.item<double>();
+            if (m_in.maxGradNorm && !m_out.foundInf)
+                clipGradients(params, total, *m_in.maxGradNorm);
         }
-        if (!m_optimizer || m_out.foundInf)
+        if (!m_rules || m_out.foundInf)
             return;
-        m_optimizer->step();
+        optimizerStep();
         m_out.stepped = true;
+    }
+
+    // torch.nn.utils.clip_grad_norm_'s total 2-norm: each gradient's norm, stacked in parameter order,
+    // then the norm of the stack (torch/nn/utils/clip_grad.py, 1.13 and 2.x alike).
+    static at::Tensor totalNorm(const std::vector<at::Tensor>& params)
+    {
+        std::vector<at::Tensor> norms;
+        for (const auto& p : params)
+            norms.push_back(at::norm(p.grad().detach(), 2));
+        return at::norm(at::stack(norms), 2);
+    }
+
+    // clip_coef = max_norm / (total_norm + 1e-6) is Python's float / tensor, i.e.
+    // (total_norm + 1e-6).reciprocal() * max_norm (torch/_tensor.py __rtruediv__), clamped to 1 and
+    // multiplied into every gradient. LibTorch's C++ clip_grad_norm_ divides instead and rounds differently.
+    static void clipGradients(const std::vector<at::Tensor>& params, const at::Tensor& total, double maxNorm)
+    {
+        const at::Tensor coef = (total + 1e-6).reciprocal() * maxNorm;
+        const at::Tensor clamped = at::clamp(coef, c10::nullopt, 1.0);
+        for (const auto& p : params)
+            p.grad().detach().mul_(clamped.to(p.grad().device()));
     }
 
     const ReplayInput& m_in;
@@ -491,7 +455,9 @@ private:
     c10::Device m_device{c10::kCPU};
     torch::jit::Module m_module;
     std::map<std::string, at::Tensor> m_params, m_buffers;
-    std::unique_ptr<torch::optim::Optimizer> m_optimizer;
+    std::vector<at::Tensor> m_order; // the module's parameters in its own order
+    std::unique_ptr<TorchOptimUpdate> m_rules;
+    std::map<std::string, TorchParamState> m_state; // optimizer state by parameter name
 };
 
 } // namespace

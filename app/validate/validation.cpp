@@ -18,7 +18,9 @@
 namespace ckpt::validate {
 namespace {
 
-constexpr int kSteps = 7;
+// 1-6 read and prepare (environment, W, O, L, A, R), 7-9 the replay (module and W load, O restored,
+// the update), 10 the comparison.
+constexpr int kSteps = 10;
 
 using json = nlohmann::json;
 
@@ -68,14 +70,16 @@ public:
         try {
             prepare(report);
             ReplayResult res = replayUpdate(m_in, [&](const std::string& stage, const std::string& msg) {
-                progress(stage == "update" ? 6 : stage == "optimizer" ? 3 : 2, stage, msg);
+                progress(stage == "update" ? 9 : stage == "optimizer" ? 8 : 7, stage, msg);
             });
             report["device"] = res.device;
             report["optimizer_mode"] = res.optimizerMode;
+            if (!res.optimizerFormulas.empty())
+                report["optimizer_formulas"] = res.optimizerFormulas;
             report["load"] = loadJson(res);
             if (!res.loaded)
                 return finish(report, kCannotRun, "W does not load strictly into the probe's module (see \"load\")");
-            progress(7, "compare", "comparing with the probe in the recovery guide's diagnosis order");
+            progress(10, "compare", "comparing with the probe in the recovery guide's diagnosis order");
             return compare(report, res);
         } catch (const std::exception& e) {
             return finish(report, kCannotRun, e.what());
@@ -91,7 +95,7 @@ private:
     int finish(json& report, int code, const std::string& error)
     {
         report["exit_code"] = code;
-        report["verdict"] = code == kPass ? "pass" : code == kDiffers ? "differs" : "cannot run";
+        report["verdict"] = code == kPass ? "pass" : code == kDiffers ? "differs" : code == kPartial ? "partial" : "cannot run";
         if (!error.empty())
             report["error"] = error;
         report["notes"] = m_notes;
@@ -147,7 +151,7 @@ private:
         for (const auto& p : m_state.model->parameters)
             m_in.weights[p.name] = tensor(p.from);
         progress(3, "optimizer", "reading O's param groups and state");
-        optimizer();
+        optimizer(report);
         progress(4, "lr", "LR for the next update from the scheduler state");
         learningRate();
         progress(5, "scaler", "loss scale");
@@ -181,25 +185,69 @@ private:
         return -1;
     }
 
-    void optimizer()
+    // Which model parameter each of O's indices is. torch numbers them by position across the param
+    // groups (torch/optim/optimizer.py state_dict/load_state_dict, pytorch@bf6a61dc): names come, in
+    // order of trust, from names the checkpoint records (torch >= 2.6 `param_names`, ckpt_writer's
+    // `optimizer_param_names`), from the probe's param groups by position (what load_state_dict does
+    // with the probe's optimizer), or from the core's inference. Said in the report, and any
+    // disagreement said in words before anything runs.
+    std::map<std::string, std::string> optimizerNames(const OptimizerPart& o, const json& probeGroups, json& report)
+    {
+        std::map<std::string, std::string> byIndex;
+        for (const auto& ps : o.paramState) {
+            if (!ps.name.empty())
+                byIndex[ps.index] = ps.name;
+        }
+        const bool recorded = o.nameMapping.starts_with("by name");
+        bool probeFits = probeGroups.size() == o.groups.size();
+        for (std::size_t gi = 0; probeFits && gi < o.groups.size(); ++gi)
+            probeFits = probeGroups[gi].value("params", json::array()).size() == o.groups[gi].params.size();
+        if (recorded || !probeFits) {
+            report["optimizer_names"] = o.nameMapping.empty() ? std::string("none") : o.nameMapping;
+            if (!recorded && !o.nameMapping.starts_with("by order"))
+                m_notes.push_back("O's indices were named by inference (" + o.nameMapping + "), and the probe's param "
+                                  "groups do not have the checkpoint's shape to confirm it");
+            return byIndex;
+        }
+        std::map<std::string, std::string> fromProbe;
+        std::vector<std::string> disagree;
+        for (std::size_t gi = 0; gi < o.groups.size(); ++gi) {
+            for (std::size_t pi = 0; pi < o.groups[gi].params.size(); ++pi) {
+                const std::string& index = o.groups[gi].params[pi];
+                const std::string name = probeGroups[gi]["params"][pi].get<std::string>();
+                fromProbe[index] = name;
+                const auto inferred = byIndex.find(index);
+                if (inferred != byIndex.end() && inferred->second != name && disagree.size() < 3)
+                    disagree.push_back("index " + index + ": '" + inferred->second + "' inferred, '" + name + "' in the probe");
+            }
+        }
+        report["optimizer_names"] = "by position in the probe's param groups (the order torch's load_state_dict applies)";
+        if (!disagree.empty()) {
+            std::string list;
+            for (const auto& d : disagree)
+                list += (list.empty() ? "" : "; ") + d;
+            m_notes.push_back("the core's inference of O's names (" + o.nameMapping + ") disagrees with the probe's "
+                              "param groups (" + list + "): the probe's are used");
+        }
+        return fromProbe;
+    }
+
+    void optimizer(json& report)
     {
         const json& po = m_probe.json["optimizer"];
         m_in.optimizerType = po.value("type", "");
+        m_in.torchVersion = m_probe.json.value("torch_version", "");
         if (!m_state.optimizer) {
             m_notes.push_back("the checkpoint has no optimizer state: forward/backward only");
             m_in.optimizerType = "";
             return;
         }
         const OptimizerPart& o = *m_state.optimizer;
-        const bool adamState = o.type.find("Adam") != std::string::npos;
-        if ((m_in.optimizerType == "AdamW" || m_in.optimizerType == "Adam") && !adamState && !o.paramState.empty())
+        if (!m_in.optimizerType.empty() && !o.type.empty() && o.type != "unknown" && !o.paramState.empty()
+            && o.type.find(m_in.optimizerType) == std::string::npos)
             m_notes.push_back("the probe ran " + m_in.optimizerType + " but the checkpoint's state looks like " + o.type);
-        std::map<std::string, std::string> keyToName;
-        for (const auto& ps : o.paramState) {
-            if (!ps.name.empty())
-                keyToName[ps.index] = ps.name;
-        }
         const json& probeGroups = po.value("groups", json::array());
+        std::map<std::string, std::string> nameOf = optimizerNames(o, probeGroups, report);
         for (std::size_t gi = 0; gi < o.groups.size(); ++gi) {
             OptimizerGroup g;
             for (const auto& f : o.groups[gi].hyperparameters) {
@@ -214,38 +262,54 @@ private:
                 const json v = valueOf(f.value);
                 if (v.is_number())
                     g.hyper[f.name] = v.get<double>();
-                else if (v.is_boolean() && f.name == "amsgrad")
-                    g.amsgrad = v.get<bool>();
-                else if (v.is_boolean() && f.name == "nesterov")
-                    g.nesterov = v.get<bool>();
-                else if (v.is_boolean() && f.name == "maximize")
-                    g.maximize = v.get<bool>();
+                else if (v.is_boolean())
+                    g.flags[f.name] = v.get<bool>();
             }
-            for (std::size_t pi = 0; pi < o.groups[gi].params.size(); ++pi) {
-                const std::string& key = o.groups[gi].params[pi];
-                if (keyToName.contains(key)) {
-                    g.params.push_back(keyToName[key]);
-                } else if (gi < probeGroups.size() && pi < probeGroups[gi].value("params", json::array()).size()) {
-                    g.params.push_back(probeGroups[gi]["params"][pi].get<std::string>());
-                    m_notes.push_back("optimizer parameter " + key + " has no state to name it: named '" + g.params.back()
-                                      + "' by its position in the probe's param group");
-                } else {
-                    throw std::runtime_error(m_opt.checkpoint + ": optimizer parameter " + key
-                                             + " cannot be matched to a model parameter (" + o.nameMapping + ")");
-                }
+            for (const auto& key : o.groups[gi].params) {
+                const auto it = nameOf.find(key);
+                if (it == nameOf.end())
+                    throw std::runtime_error(m_opt.checkpoint + ": optimizer parameter " + key + " of param group "
+                                             + std::to_string(gi) + " cannot be matched to a model parameter ("
+                                             + o.nameMapping + "); the probe's param groups do not say either");
+                g.params.push_back(it->second);
             }
             m_in.groups.push_back(std::move(g));
         }
         for (const auto& ps : o.paramState) {
-            if (ps.name.empty())
+            const auto it = nameOf.find(ps.index);
+            if (it == nameOf.end())
                 continue;
             ParamOptimizerState s;
             if (ps.step)
                 s.step = static_cast<int64_t>(std::llround(*ps.step));
-            for (const auto& m : ps.moments)
+            for (const auto& m : ps.moments) {
                 s.moments[m.name] = tensor(m.from);
-            m_in.optimizerState[ps.name] = std::move(s);
+                checkMomentShape(ps.index, it->second, m.name, s.moments[m.name], report);
+            }
+            m_in.optimizerState[it->second] = std::move(s);
         }
+    }
+
+    // A moment has its parameter's shape; a mismatch means the names are wrong (or the optimizer was
+    // built over other parameters), said before LibTorch would fail on a broadcast.
+    void checkMomentShape(const std::string& index, const std::string& name, const std::string& moment, const HostTensor& t,
+                          const json& report)
+    {
+        if (t.shape.empty())
+            return; // 0-d state (NAdam's mu_product)
+        const auto w = m_in.weights.find(name);
+        if (w == m_in.weights.end() || w->second.shape == t.shape)
+            return;
+        auto text = [](const std::vector<int64_t>& s) {
+            std::string out = "[";
+            for (std::size_t i = 0; i < s.size(); ++i)
+                out += (i ? ", " : "") + std::to_string(s[i]);
+            return out + "]";
+        };
+        throw std::runtime_error(m_opt.checkpoint + ": O's entry " + index + " was named '" + name + "' ("
+                                 + report.value("optimizer_names", std::string("?")) + ") but its " + moment + " has shape "
+                                 + text(t.shape) + " and the parameter " + text(w->second.shape)
+                                 + ": the optimizer's entries cannot be matched to the model's parameters");
     }
 
     void learningRate()
@@ -304,22 +368,27 @@ private:
     {
         std::vector<Component> components = {batch(res), parameters(res), optimizerComponent(res), lrComponent(),
                                               scalerComponent(), rngComponent(res), numerics(res)};
-        json out = json::array();
+        json out = json::array(), gaps = json::array();
         std::string first;
         for (const auto& c : components) {
             out.push_back(toJson(c));
             if (first.empty() && c.verdict() == Verdict::Differs)
                 first = c.name;
+            for (const auto& ch : c.checks) {
+                if (ch.gap)
+                    gaps.push_back({{"component", c.name}, {"check", ch.name}, {"why", ch.detail}});
+            }
         }
         report["components"] = out;
         report["first_difference"] = first.empty() ? json() : json(first);
+        report["not_compared"] = gaps;
         report["lr_source"] = m_lrSource;
         for (const auto& n : res.notes)
             m_notes.push_back(n);
         if (!first.empty() && first != "numerics")
             m_notes.push_back("differences after '" + first + "' follow from it: the guide's order checks the "
                               "inputs of the update before its results");
-        return finish(report, first.empty() ? kPass : kDiffers, {});
+        return finish(report, !first.empty() ? kDiffers : gaps.empty() ? kPass : kPartial, {});
     }
 
     Component batch(const ReplayResult& res)
@@ -330,7 +399,7 @@ private:
             const StateField* f = field(m_state.data, k);
             f = f ? f : field(m_state.progress, k);
             if (!f) {
-                c.checks.push_back({"cursor " + k, Verdict::NotCompared, "the checkpoint has no '" + k + "'"});
+                c.checks.push_back(notCompared("cursor " + k, "the checkpoint has no '" + k + "'"));
                 continue;
             }
             c.checks.push_back(compareEqual("cursor " + k, valueOf(f->value), v,
@@ -415,7 +484,7 @@ private:
         c.checks.push_back(compareEqual("global step", m_state.globalStep ? json(*m_state.globalStep) : json(),
                                         m_probe.json.value("global_step_before", json())));
         if (res.optimizerMode != "step") {
-            c.checks.push_back({"optimizer state", Verdict::NotCompared, res.optimizerMode});
+            c.checks.push_back(notCompared("optimizer state", res.optimizerMode));
             return c;
         }
         std::map<std::string, json> moments;
@@ -457,6 +526,11 @@ private:
             c.checks.push_back(ch);
         }
         const json& sched = m_probe.json.value("scheduler", json::object());
+        if (!m_state.scheduler && sched.value("last_epoch_before", json()).is_number()) {
+            c.checks.push_back({"scheduler state", Verdict::Differs,
+                                "the probe's run stepped a scheduler (at position " + sched["last_epoch_before"].dump()
+                                    + ") but the checkpoint has no scheduler state: a resume rebuilds it from scratch"});
+        }
         if (m_state.scheduler && sched.value("last_epoch_after", json()).is_number()) {
             const int64_t pos = m_state.scheduler->schedule.lastEpoch;
             c.checks.push_back(compareEqual("scheduler position before the update", pos, sched.value("last_epoch_before", json())));
@@ -518,9 +592,9 @@ private:
             const auto after = states.find("after");
             const auto replayed = res.cpuGeneratorAfter.find(rank);
             if (crossDevice) {
-                c.checks.push_back({"rank " + std::to_string(rank) + " torch_cpu after", Verdict::NotCompared,
-                                    "the probe's random ops drew from the " + probeDevice + " generator, the replay's from "
-                                        + res.device + "'s"});
+                c.checks.push_back(notCompared("rank " + std::to_string(rank) + " torch_cpu after",
+                                               "the probe's random ops drew from the " + probeDevice + " generator, the replay's from "
+                                                   + res.device + "'s"));
             } else if (after != states.end() && after->second.contains("torch_cpu") && replayed != res.cpuGeneratorAfter.end()) {
                 const auto decoded = decodeTorchCpuBytes(replayed->second);
                 c.checks.push_back(compareEqual("rank " + std::to_string(rank) + " torch_cpu after",
@@ -556,7 +630,7 @@ private:
             c.checks.push_back(compareNumber("gradient norm", *res.gradNorm, m_probe.json["grad_norm"].get<double>(), m_opt.rtol));
         c.checks.push_back(compareEqual("overflow (found inf)", res.foundInf, m_probe.json.value("found_inf", false)));
         if (res.optimizerMode != "step") {
-            c.checks.push_back({"parameters after the update", Verdict::NotCompared, res.optimizerMode});
+            c.checks.push_back(notCompared("parameters after the update", res.optimizerMode));
             return c;
         }
         c.checks.push_back(compareDigests("parameters after the update", res.paramsAfter, probeDigests("parameters", "after"), m_opt.rtol));

@@ -19,9 +19,11 @@ struct ValidateOptions {
     int threads = 0;         // CPU threads for LibTorch (0: its default)
 };
 
-/// Exit codes: the update matches the probe (exact or within tolerance), something differs, or the
-/// validation cannot run (unreadable checkpoint or probe, strict load failure, LibTorch error).
-enum ExitCode { kPass = 0, kDiffers = 1, kCannotRun = 2 };
+/// Exit codes: pass (every part the run has was compared and matches, exactly or within tolerance),
+/// something differs, the validation cannot run (unreadable checkpoint or probe, strict load failure,
+/// LibTorch error), or partial: nothing compared differs but some part the run has was not compared
+/// (the report's first line and "not_compared" say which and why).
+enum ExitCode { kPass = 0, kDiffers = 1, kCannotRun = 2, kPartial = 3 };
 
 /// Each event is one JSON object: {"event": "progress", "stage", "index", "of", "message"} while it
 /// runs, then exactly one {"event": "report", ...}. Returns the exit code.

@@ -22,6 +22,7 @@ namespace ckpt {
 
 struct DcpCheckpoint;
 struct DcpEntry;
+struct Found;
 
 namespace detail {
 
@@ -52,6 +53,7 @@ private:
     void readModel(Opened& f);
     bool readModelChunks(Opened& f);
     void readOptimizer(Opened& f);
+    void recordedParamNames(const ValueGraph& g, NodeId root, const Found& found, OptimizerPart& opt);
     void readScheduler(Opened& f);
     void readScaler(Opened& f);
     void readRng(Opened& f);

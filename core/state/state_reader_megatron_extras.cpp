@@ -202,7 +202,8 @@ void StateReader::readChainedOptimizer(Opened& f)
             opt.groups.push_back(std::move(group));
         }
         for (const auto& [index, entry] : dictItems(g, g.get(inner, "state"))) {
-            auto ps = std::find_if(opt.paramState.begin(), opt.paramState.end(), [&](const ParamState& s) { return s.index == prefix + index; });
+            const std::string full = prefix + index; // clang 14 cannot capture a structured binding
+            auto ps = std::find_if(opt.paramState.begin(), opt.paramState.end(), [&](const ParamState& s) { return s.index == full; });
             if (ps == opt.paramState.end()) {
                 opt.paramState.push_back({prefix + index, "", std::nullopt, {}, groupOf.contains(prefix + index) ? static_cast<int>(groupOf[prefix + index]) : -1});
                 ps = opt.paramState.end() - 1;

@@ -114,6 +114,35 @@ bool StateReader::readModelChunks(Opened& f)
     return true;
 }
 
+// ckpt_writer's save() records, beside the optimizer's state dict, the name of every parameter of
+// every param group (`optimizer_param_names`, packaging/python/ckpt_writer.py): the same facts torch
+// >= 2.6 keeps as each group's `param_names`, for any torch. Used when the groups carry no names of
+// their own and the lists fit the groups exactly.
+void StateReader::recordedParamNames(const ValueGraph& g, NodeId root, const Found& found, OptimizerPart& opt)
+{
+    if (found.key.size() != 1)
+        return;
+    const NodeId lists = g.get(root, "optimizer_param_names");
+    if (!g.valid(lists) || g[lists].kind != Kind::List || g[lists].items.size() != opt.groups.size())
+        return;
+    std::vector<std::vector<std::string>> names;
+    for (std::size_t gi = 0; gi < opt.groups.size(); ++gi) {
+        const NodeId l = g[lists].items[gi];
+        if ((g[l].kind != Kind::List && g[l].kind != Kind::Tuple) || g[l].items.size() != opt.groups[gi].params.size())
+            return;
+        auto& out = names.emplace_back();
+        for (NodeId n : g[l].items) {
+            if (g[n].kind != Kind::String)
+                return;
+            out.push_back(g[n].text);
+        }
+    }
+    for (std::size_t gi = 0; gi < opt.groups.size(); ++gi) {
+        if (opt.groups[gi].paramNames.empty())
+            opt.groups[gi].paramNames = std::move(names[gi]);
+    }
+}
+
 void StateReader::readOptimizer(Opened& f)
 {
     if (m_state.optimizer)
@@ -169,6 +198,7 @@ void StateReader::readOptimizer(Opened& f)
         }
         opt.groups.push_back(std::move(group));
     }
+    recordedParamNames(g, root, found, opt);
     const NodeId stateNode = g.get(found.node, "state");
     for (const auto& [index, perParam] : dictItems(g, stateNode)) {
         ParamState ps;

@@ -98,6 +98,22 @@ def _state_dict(obj):
     return obj.state_dict()
 
 
+def _param_group_names(model, optimizer):
+    """The name of every parameter of every param group, in the groups' order: optimizer.state_dict()
+    numbers parameters by position only, and with several groups (decay / no decay) nothing else in the
+    files says which index is which parameter. None when the optimizer or model is a plain dict or a group
+    holds a tensor that is not one of the model's named parameters."""
+    if not hasattr(optimizer, "param_groups") or not hasattr(model, "named_parameters"):
+        return None
+    names = {id(p): n for n, p in model.named_parameters()}
+    out = []
+    for g in optimizer.param_groups:
+        if not all(id(p) in names for p in g["params"]):
+            return None
+        out.append([names[id(p)] for p in g["params"]])
+    return out
+
+
 def _sha256(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -222,7 +238,8 @@ class CheckpointWriter:
           2. every rank writes rng-rank-{rank}.pt: {"rank", "world_size", "rng", "sampler"} (§4.4);
           3. rank 0 writes model.pt (§2.1) and optimizer.pt — the save_state dict of §5 without the model and
              RNG: {"optimizer", "scheduler", "scaler", "epoch", "batch_pos", "global_step", "data_seed",
-             "format_version": 1, "torch_version"} (§2.2, §2.3, §3.2);
+             "format_version": 1, "torch_version"} (§2.2, §2.3, §3.2), and "optimizer_param_names": each
+             param group's parameter names in its order (what the state dict's indices stand for);
           4. each file is flushed and fsynced as it is written, then re-read from disk for its size and
              SHA-256 (校验大小和哈希) and every rank's RNG file is required to be there;
           5. manifest.json (§6.3), fsynced;
@@ -272,11 +289,14 @@ class CheckpointWriter:
 
             # 3. model and training state
             _torch_save(_state_dict(model), os.path.join(tmp, "model.pt"))
-            _torch_save({"optimizer": _state_dict(optimizer), "scheduler": _state_dict(scheduler),
-                         "scaler": _state_dict(scaler), "epoch": epoch, "batch_pos": batch_pos,
-                         "global_step": step, "data_seed": data_seed, "format_version": STATE_FORMAT_VERSION,
-                         "torch_version": torch.__version__},
-                        os.path.join(tmp, "optimizer.pt"))
+            state = {"optimizer": _state_dict(optimizer), "scheduler": _state_dict(scheduler),
+                     "scaler": _state_dict(scaler), "epoch": epoch, "batch_pos": batch_pos,
+                     "global_step": step, "data_seed": data_seed, "format_version": STATE_FORMAT_VERSION,
+                     "torch_version": torch.__version__}
+            names = _param_group_names(model, optimizer)
+            if names is not None:
+                state["optimizer_param_names"] = names
+            _torch_save(state, os.path.join(tmp, "optimizer.pt"))
 
             # 4. sizes and hashes read back from disk; every rank present
             names = sorted(os.listdir(tmp))
