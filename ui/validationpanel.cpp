@@ -300,19 +300,16 @@ void ValidationPanel::showReport(const QJsonObject& report)
         text += tr("\nReplayed on %1 (LibTorch %2)")
                     .arg(report.value(QStringLiteral("device")).toString(), report.value(QStringLiteral("validator_libtorch")).toString());
     m_verdict->setText(text);
-    const QJsonArray components = report.value(QStringLiteral("components")).toArray();
-    for (const QJsonValue& cv : components) {
-        const QJsonObject c = cv.toObject();
-        auto* item = new QTreeWidgetItem(m_components, {c.value(QStringLiteral("name")).toString(),
-                                                        verdictText(c.value(QStringLiteral("verdict"))),
-                                                        c.value(QStringLiteral("title")).toString()});
-        const QJsonArray checks = c.value(QStringLiteral("checks")).toArray();
-        for (const QJsonValue& chv : checks) {
-            const QJsonObject ch = chv.toObject();
-            new QTreeWidgetItem(item, {ch.value(QStringLiteral("name")).toString(), verdictText(ch.value(QStringLiteral("verdict"))),
-                                       ch.value(QStringLiteral("detail")).toString()});
-        }
-        item->setExpanded(c.value(QStringLiteral("verdict")).toString() != QLatin1String("exact"));
+    addComponents(nullptr, report.value(QStringLiteral("components")).toArray());
+    // probe(updates=K): updates 2..K below update 1's components, each with its own
+    for (const QJsonValue& uv : report.value(QStringLiteral("updates")).toArray()) {
+        const QJsonObject u = uv.toObject();
+        const QString first = u.value(QStringLiteral("first_difference")).toString();
+        auto* item = new QTreeWidgetItem(m_components, {tr("update %1").arg(u.value(QStringLiteral("update")).toInt()),
+                                                        first.isEmpty() ? tr("matches") : tr("differs: %1").arg(first),
+                                                        tr("the replay continued from its own previous update")});
+        addComponents(item, u.value(QStringLiteral("components")).toArray());
+        item->setExpanded(!first.isEmpty());
     }
     const QJsonArray load = report.value(QStringLiteral("load")).toArray();
     if (!load.isEmpty()) {
@@ -323,6 +320,23 @@ void ValidationPanel::showReport(const QJsonObject& report)
                                        l.value(QStringLiteral("detail")).toString()});
         }
         item->setExpanded(true);
+    }
+}
+
+void ValidationPanel::addComponents(QTreeWidgetItem* parent, const QJsonArray& components)
+{
+    for (const QJsonValue& cv : components) {
+        const QJsonObject c = cv.toObject();
+        const QStringList columns = {c.value(QStringLiteral("name")).toString(), verdictText(c.value(QStringLiteral("verdict"))),
+                                     c.value(QStringLiteral("title")).toString()};
+        auto* item = parent ? new QTreeWidgetItem(parent, columns) : new QTreeWidgetItem(m_components, columns);
+        const QJsonArray checks = c.value(QStringLiteral("checks")).toArray();
+        for (const QJsonValue& chv : checks) {
+            const QJsonObject ch = chv.toObject();
+            new QTreeWidgetItem(item, {ch.value(QStringLiteral("name")).toString(), verdictText(ch.value(QStringLiteral("verdict"))),
+                                       ch.value(QStringLiteral("detail")).toString()});
+        }
+        item->setExpanded(c.value(QStringLiteral("verdict")).toString() != QLatin1String("exact"));
     }
 }
 

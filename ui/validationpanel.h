@@ -8,9 +8,12 @@
 #pragma once
 
 #include <QHash>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QProcess>
 #include <QWidget>
+
+class QTreeWidgetItem;
 
 class QComboBox;
 class QLabel;
@@ -67,6 +70,7 @@ private:
     void processError(QProcess::ProcessError error);
     void finish(State state, const QString& message);
     void showReport(const QJsonObject& report);
+    void addComponents(QTreeWidgetItem* parent, const QJsonArray& components); // parent null: top level
     void updateButtons();
 
     QString m_checkpoint, m_validator, m_commandLine;

@@ -39,8 +39,12 @@ void printHuman(const nlohmann::json& event)
     if (event.value("event", "") != "report")
         return;
     std::cout << "verdict: " << event.value("verdict", "?");
-    if (event.contains("first_difference") && event["first_difference"].is_string())
-        std::cout << " (first difference: " << event["first_difference"].get<std::string>() << ")";
+    if (event.contains("first_difference") && event["first_difference"].is_string()) {
+        std::cout << " (first difference: " << event["first_difference"].get<std::string>();
+        if (event.value("updates_compared", 1) > 1 && event.value("first_difference_update", nlohmann::json()).is_number())
+            std::cout << ", update " << event["first_difference_update"].get<int>() << " of " << event["updates_compared"].get<int>();
+        std::cout << ")";
+    }
     const nlohmann::json gaps = event.value("not_compared", nlohmann::json::array());
     if (event.value("verdict", "") == "partial" && !gaps.empty()) // the first line says what was left out
         std::cout << " (not compared: " << gaps[0].value("component", "") << " " << gaps[0].value("check", "") << ", "
@@ -49,16 +53,26 @@ void printHuman(const nlohmann::json& event)
     std::cout << "\n";
     if (event.contains("error"))
         std::cout << "error: " << event["error"].get<std::string>() << "\n";
-    for (const auto& c : event.value("components", nlohmann::json::array())) {
-        std::cout << "  " << c.value("name", "") << ": " << c.value("verdict", "") << "\n";
-        for (const auto& ch : c.value("checks", nlohmann::json::array())) {
-            if (ch.value("verdict", "") == "exact")
-                continue;
-            std::cout << "      " << ch.value("name", "") << ": " << ch.value("verdict", "");
-            if (ch.contains("detail"))
-                std::cout << " - " << ch["detail"].get<std::string>();
-            std::cout << "\n";
+    const auto printComponents = [](const nlohmann::json& components, const char* indent) {
+        for (const auto& c : components) {
+            std::cout << indent << c.value("name", "") << ": " << c.value("verdict", "") << "\n";
+            for (const auto& ch : c.value("checks", nlohmann::json::array())) {
+                if (ch.value("verdict", "") == "exact")
+                    continue;
+                std::cout << indent << "    " << ch.value("name", "") << ": " << ch.value("verdict", "");
+                if (ch.contains("detail"))
+                    std::cout << " - " << ch["detail"].get<std::string>();
+                std::cout << "\n";
+            }
         }
+    };
+    const nlohmann::json later = event.value("updates", nlohmann::json::array());
+    if (!later.empty())
+        std::cout << "  update 1:\n";
+    printComponents(event.value("components", nlohmann::json::array()), later.empty() ? "  " : "    ");
+    for (const auto& u : later) {
+        std::cout << "  update " << u.value("update", 0) << ":\n";
+        printComponents(u.value("components", nlohmann::json::array()), "    ");
     }
     for (const auto& n : event.value("notes", nlohmann::json::array()))
         std::cout << "  note: " << n.get<std::string>() << "\n";

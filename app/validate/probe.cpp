@@ -13,7 +13,18 @@ namespace fs = std::filesystem;
 namespace ckpt::validate {
 namespace {
 
-constexpr int kProbeFormatVersion = 1;
+// 1: one update; 2: several (update 1 at the top level as in 1, updates 2..K in "next_updates").
+constexpr int kOldestProbeVersion = 1, kNewestProbeVersion = 2;
+
+void requireUpdateKeys(const nlohmann::json& j, const std::string& where)
+{
+    for (const char* key : {"micro_batches", "parameters", "optimizer", "lr", "ranks"}) {
+        if (!j.is_object() || !j.contains(key))
+            throw std::runtime_error(where + ": the probe has no \"" + key + "\"");
+    }
+    if (!j["micro_batches"].is_array() || j["micro_batches"].empty())
+        throw std::runtime_error(where + ": the probe records no micro-batch");
+}
 
 std::string insideProbe(const Probe& probe, const std::string& name)
 {
@@ -53,22 +64,38 @@ Probe readProbe(const std::string& path)
     const auto& j = probe.json;
     if (!j.is_object() || j.value("format", "") != "ckpt-probe")
         throw std::runtime_error(jsonPath.string() + ": not a ckpt-probe file (no \"format\": \"ckpt-probe\")");
-    if (j.value("format_version", 0) != kProbeFormatVersion)
+    const int version = j.value("format_version", 0);
+    if (version < kOldestProbeVersion || version > kNewestProbeVersion)
         throw std::runtime_error(jsonPath.string() + ": probe format_version " + j.value("format_version", nlohmann::json()).dump()
-                                 + ", this validator reads version " + std::to_string(kProbeFormatVersion));
-    for (const char* key : {"module", "micro_batches", "parameters", "optimizer", "lr", "ranks"}) {
-        if (!j.contains(key))
-            throw std::runtime_error(jsonPath.string() + ": the probe has no \"" + key + "\"");
+                                 + ", this validator reads versions " + std::to_string(kOldestProbeVersion) + " to "
+                                 + std::to_string(kNewestProbeVersion));
+    if (!j.contains("module"))
+        throw std::runtime_error(jsonPath.string() + ": the probe has no \"module\"");
+    requireUpdateKeys(j, jsonPath.string());
+    if (version >= 2) {
+        const auto& next = j.value("next_updates", nlohmann::json::array());
+        if (!next.is_array() || next.size() + 1 != j.value("updates", std::size_t(1)))
+            throw std::runtime_error(jsonPath.string() + ": \"updates\" says " + j.value("updates", nlohmann::json()).dump()
+                                     + " but \"next_updates\" holds " + std::to_string(next.size()) + " more");
+        for (std::size_t k = 0; k < next.size(); ++k)
+            requireUpdateKeys(next[k], jsonPath.string() + " (update " + std::to_string(k + 2) + ")");
     }
-    if (!j["micro_batches"].is_array() || j["micro_batches"].empty())
-        throw std::runtime_error(jsonPath.string() + ": the probe records no micro-batch");
     probe.modulePath = insideProbe(probe, j["module"].value("file", "module.pt"));
     return probe;
 }
 
-std::vector<HostTensor> readMicroBatch(const Probe& probe, std::size_t index)
+std::vector<const nlohmann::json*> updateRecords(const Probe& probe)
 {
-    const auto& mb = probe.json["micro_batches"].at(index);
+    std::vector<const nlohmann::json*> out = {&probe.json};
+    if (probe.json.contains("next_updates") && probe.json["next_updates"].is_array()) {
+        for (const auto& u : probe.json["next_updates"])
+            out.push_back(&u);
+    }
+    return out;
+}
+
+std::vector<HostTensor> readMicroBatch(const Probe& probe, const nlohmann::json& mb)
+{
     const std::string path = insideProbe(probe, mb.value("file", ""));
     const auto file = CheckpointFile::open(path);
     const int64_t within = mb.value("index", 0);

@@ -28,8 +28,12 @@ Probe readProbe(const std::string& path);
 /// The default probe of a checkpoint: <parent>/probes/after-<checkpoint name>/ (ckpt_writer.probe_dir_for).
 std::string defaultProbeDir(const std::string& checkpointPath);
 
-/// The input tensors of micro-batch `index` of the probe's list (json["micro_batches"][index]).
-std::vector<HostTensor> readMicroBatch(const Probe& probe, std::size_t index);
+/// The probe's updates in order: probe.json itself (update 1, format versions 1 and 2), then each entry
+/// of "next_updates" (version 2: updates 2..K, with update 1's keys).
+std::vector<const nlohmann::json*> updateRecords(const Probe& probe);
+
+/// The input tensors of one micro-batch entry of an update's "micro_batches" list.
+std::vector<HostTensor> readMicroBatch(const Probe& probe, const nlohmann::json& microBatch);
 
 /// Generator states a rank's probe-rng file holds, by phase ("before", "after") and kind
 /// ("python", "numpy", "torch_cpu", "torch_cuda").

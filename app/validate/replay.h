@@ -48,15 +48,29 @@ struct MicroBatch {
     std::vector<HostTensor> inputs;
 };
 
+/// One recorded update to replay: its micro-batches and how their gradients combine.
+struct UpdateInput {
+    std::vector<MicroBatch> microBatches;
+    double gradDivisor = 1;
+    std::optional<double> maxGradNorm;
+    std::vector<double> lr;                   // per param group; empty: the groups' own lr
+};
+
+/// torch.cuda.amp.GradScaler's bookkeeping, carried from update to update (torch/amp/grad_scaler.py
+/// update(): backoff on inf/nan, growth after growth_interval clean steps).
+struct ScalerInput {
+    double scale = 1;
+    double growthFactor = 2, backoffFactor = 0.5;
+    int64_t growthInterval = 2000, growthTracker = 0;
+};
+
 struct ReplayInput {
     std::string modulePath;     // the probe's TorchScript module
     std::string method;         // "training_loss" or "forward"
     std::string statePrefix;    // where the model's state_dict sits inside the module ("model.")
     std::map<std::string, HostTensor> weights; // W, by state_dict key
-    std::vector<MicroBatch> microBatches;
-    double gradDivisor = 1;
-    std::optional<double> maxGradNorm;
-    std::optional<double> scale;              // the loss scale to apply (power of two: exact)
+    std::vector<UpdateInput> updates;          // the consecutive updates the probe recorded
+    std::optional<ScalerInput> scaler;         // the loss scaling to apply (power-of-two scales: exact)
     std::string optimizerType;                // a torch.optim class name; one not replayed: forward/backward only
     std::string torchVersion;                 // the probe's torch.__version__: whose formulas the update follows
     std::vector<OptimizerGroup> groups;
@@ -75,32 +89,37 @@ struct LoadIssue {
     std::string detail;
 };
 
+/// What one replayed update did.
+struct UpdateResult {
+    bool stepped = false;
+    std::vector<double> losses;            // per micro-batch, before division
+    std::optional<double> gradNorm;        // total norm before clipping
+    std::optional<double> scale;           // the loss scale applied
+    int64_t growthTrackerBefore = 0;       // the scaler's growth tracker when the update began
+    bool foundInf = false;                 // the scaled gradients held inf/nan: the step was skipped
+    std::vector<std::vector<TensorDigest>> inputs;  // per micro-batch, as handed to the module
+    std::map<std::string, TensorDigest> paramsBefore, paramsAfter;
+    std::map<std::string, std::map<std::string, TensorDigest>> momentsBefore, momentsAfter;
+    std::map<std::string, int64_t> stepBefore, stepAfter;
+    std::map<int, std::vector<std::byte>> cpuGeneratorBefore, cpuGeneratorAfter; // rank -> state
+};
+
 struct ReplayResult {
-    std::string device;                    // the device the update ran on
+    std::string device;                    // the device the updates ran on
     std::string torchVersion;              // this LibTorch
     bool cudaAvailable = false;
     std::vector<LoadIssue> load;
     bool loaded = false;
     std::string optimizerMode;             // "step" or "forward/backward only: <why>"
     std::string optimizerFormulas;         // "torch 1.13 for-loop formulas of AdamW"
-    bool stepped = false;
-    std::vector<double> losses;            // per micro-batch, before division
-    std::optional<double> gradNorm;        // total norm before clipping
-    bool foundInf = false;                 // the scaled gradients held inf/nan: the step was skipped
-    std::vector<std::vector<TensorDigest>> inputs;  // per micro-batch, as handed to the module
-    std::map<std::string, TensorDigest> paramsBefore, paramsAfter;
-    std::map<std::string, std::map<std::string, TensorDigest>> momentsBefore;
-    std::map<std::string, int64_t> stepBefore;
-    std::map<std::string, std::map<std::string, TensorDigest>> momentsAfter;
-    std::map<std::string, int64_t> stepAfter;
-    std::map<int, std::vector<std::byte>> cpuGeneratorAfter;
+    std::vector<UpdateResult> updates;
     std::vector<std::string> notes;
 };
 
 using ReplayProgress = std::function<void(const std::string& stage, const std::string& message)>;
 
-/// Loads the module, applies W strictly, builds the optimizer, restores the generators and runs one
-/// forward/backward/step. Throws std::runtime_error (with a message a user can act on) when it cannot
+/// Loads the module, applies W strictly, restores the optimizer and the generators and runs the
+/// recorded updates one after the other (forward/backward of each micro-batch, unscale, clip, step). Throws std::runtime_error (with a message a user can act on) when it cannot
 /// run; a strict-load failure returns with loaded == false and the issues listed.
 ReplayResult replayUpdate(const ReplayInput& input, const ReplayProgress& progress);
 

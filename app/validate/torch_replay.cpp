@@ -126,24 +126,38 @@ public:
         m_module.to(m_device);
         m_module.train(true);
         collectParameters();
-        for (const auto& [name, t] : m_params)
-            m_out.paramsBefore[name] = digest(t);
-        for (const auto& [name, t] : m_buffers)
-            m_out.paramsBefore[name] = digest(t);
         m_progress("optimizer", TorchOptimUpdate::replays(m_in.optimizerType)
                                     ? "restoring " + m_in.optimizerType + "'s state from the checkpoint's param groups and state"
                                     : "the update is forward/backward only (" + (m_in.optimizerType.empty() ? std::string("no optimizer")
                                                                                  : m_in.optimizerType) + " is not replayed)");
         buildOptimizer();
-        m_progress("update", "forward/backward of " + std::to_string(m_in.microBatches.size()) + " micro-batch(es) on "
-                                 + m_out.device);
-        forwardBackward();
-        finishUpdate();
-        for (const auto& [name, t] : m_params)
-            m_out.paramsAfter[name] = digest(t);
-        for (const auto& [name, t] : m_buffers)
-            m_out.paramsAfter[name] = digest(t);
-        readOptimizerState(m_out.momentsAfter, m_out.stepAfter);
+        m_cpuNow = m_in.cpuGenerator;
+        if (m_in.scaler)
+            m_scaler = *m_in.scaler;
+        for (std::size_t k = 0; k < m_in.updates.size(); ++k) {
+            const UpdateInput& u = m_in.updates[k];
+            m_progress("update", (m_in.updates.size() > 1 ? "update " + std::to_string(k + 1) + " of "
+                                                              + std::to_string(m_in.updates.size()) + ": " : std::string())
+                                     + "forward/backward of " + std::to_string(u.microBatches.size()) + " micro-batch(es) on "
+                                     + m_out.device);
+            UpdateResult& r = m_out.updates.emplace_back();
+            for (std::size_t i = 0; i < m_groups.size() && i < u.lr.size(); ++i)
+                m_groups[i].hyper["lr"] = u.lr[i];
+            for (const auto& [name, t] : m_params)
+                r.paramsBefore[name] = digest(t);
+            for (const auto& [name, t] : m_buffers)
+                r.paramsBefore[name] = digest(t);
+            readOptimizerState(r.momentsBefore, r.stepBefore);
+            r.cpuGeneratorBefore = m_cpuNow;
+            forwardBackward(u, r);
+            finishUpdate(u, r);
+            for (const auto& [name, t] : m_params)
+                r.paramsAfter[name] = digest(t);
+            for (const auto& [name, t] : m_buffers)
+                r.paramsAfter[name] = digest(t);
+            readOptimizerState(r.momentsAfter, r.stepAfter);
+            r.cpuGeneratorAfter = m_cpuNow;
+        }
         return std::move(m_out);
     }
 
@@ -271,6 +285,7 @@ private:
             return;
         }
         auto rules = std::make_unique<TorchOptimUpdate>(type, m_in.torchVersion);
+        m_groups = m_in.groups;
         for (const auto& g : m_in.groups) {
             if (const std::string why = rules->unsupported(g); !why.empty()) {
                 m_out.optimizerMode = "forward/backward only: " + why;
@@ -296,7 +311,6 @@ private:
         }
         m_rules = std::move(rules);
         m_out.optimizerFormulas = m_rules->formulas();
-        readOptimizerState(m_out.momentsBefore, m_out.stepBefore);
         m_out.optimizerMode = "step";
     }
 
@@ -315,7 +329,7 @@ private:
     // parameter without state gets the state torch creates on its first step.
     void optimizerStep()
     {
-        for (const auto& g : m_in.groups) {
+        for (const auto& g : m_groups) {
             for (const auto& name : g.params) {
                 at::Tensor p = param(name);
                 if (!p.grad().defined())
@@ -366,18 +380,28 @@ private:
         }
     }
 
-    void forwardBackward()
+    // Each micro-batch draws from its rank's generators as they stand after the previous one (and,
+    // from the second update on, as the previous update left them).
+    void forwardBackward(const UpdateInput& u, UpdateResult& r)
     {
         for (auto& [_, p] : m_params)
             p.mutable_grad() = at::Tensor();
         const at::Generator& cpu = at::detail::getDefaultCPUGenerator();
-        std::map<int, std::vector<std::byte>> current = m_in.cpuGenerator; // each rank's generator, as it advances
-        for (const auto& mb : m_in.microBatches) {
-            const auto gen = current.find(mb.rank);
-            if (gen != current.end())
+        if (m_scaler) {
+            r.scale = m_scaler->scale;
+            r.growthTrackerBefore = m_scaler->growthTracker;
+        }
+        for (const auto& mb : u.microBatches) {
+            const auto gen = m_cpuNow.find(mb.rank);
+            if (gen != m_cpuNow.end())
                 setGenerator(cpu, gen->second);
-            if (m_device.is_cuda())
-                restoreCudaGenerator(mb.rank);
+            if (m_device.is_cuda()) {
+                const auto now = m_cudaNow.find(mb.rank);
+                if (now != m_cudaNow.end())
+                    setGenerator(at::globalContext().defaultGenerator(m_device), now->second);
+                else
+                    restoreCudaGenerator(mb.rank);
+            }
             std::vector<c10::IValue> args;
             std::vector<TensorDigest> digests;
             for (const auto& h : mb.inputs) {
@@ -385,23 +409,24 @@ private:
                 digests.push_back(digest(t));
                 args.emplace_back(t.to(m_device));
             }
-            m_out.inputs.push_back(std::move(digests));
+            r.inputs.push_back(std::move(digests));
             const c10::IValue value = m_in.method == "forward" ? m_module.forward(args) : m_module.get_method(m_in.method)(args);
             if (!value.isTensor() || value.toTensor().numel() != 1)
                 throw std::runtime_error("the module's " + m_in.method + "() must return the loss as a one-element tensor");
             at::Tensor loss = value.toTensor();
-            m_out.losses.push_back(loss.item<double>());
-            at::Tensor scaled = loss / m_in.gradDivisor;
-            if (m_in.scale)
-                scaled = scaled * *m_in.scale;
+            r.losses.push_back(loss.item<double>());
+            at::Tensor scaled = loss / u.gradDivisor;
+            if (m_scaler)
+                scaled = scaled * m_scaler->scale;
             scaled.backward();
-            if (gen != current.end())
-                current[mb.rank] = generatorState(cpu);
+            if (gen != m_cpuNow.end())
+                m_cpuNow[mb.rank] = generatorState(cpu);
+            if (m_device.is_cuda())
+                m_cudaNow[mb.rank] = generatorState(at::globalContext().defaultGenerator(m_device));
         }
-        m_out.cpuGeneratorAfter = current;
     }
 
-    void finishUpdate()
+    void finishUpdate(const UpdateInput& u, UpdateResult& r)
     {
         // model.parameters() order, as the loop's clip_grad_norm_(model.parameters(), ...) sees them
         std::vector<at::Tensor> params;
@@ -409,23 +434,39 @@ private:
             if (p.grad().defined())
                 params.push_back(p);
         }
-        if (m_in.scale) { // GradScaler.unscale_: grads times the float32 reciprocal of the scale
-            const at::Tensor inv = torch::full({}, *m_in.scale, torch::kDouble).reciprocal().to(torch::kFloat).to(m_device);
+        if (m_scaler) { // GradScaler.unscale_: grads times the float32 reciprocal of the scale
+            const at::Tensor inv = torch::full({}, m_scaler->scale, torch::kDouble).reciprocal().to(torch::kFloat).to(m_device);
             for (auto& p : params) {
                 p.mutable_grad().mul_(inv.to(p.grad().scalar_type()));
-                m_out.foundInf = m_out.foundInf || !torch::isfinite(p.grad()).all().item<bool>();
+                r.foundInf = r.foundInf || !torch::isfinite(p.grad()).all().item<bool>();
             }
         }
         if (!params.empty()) {
             const at::Tensor total = totalNorm(params);
-            m_out.gradNorm = total.item<double>();
-            if (m_in.maxGradNorm && !m_out.foundInf)
-                clipGradients(params, total, *m_in.maxGradNorm);
+            r.gradNorm = total.item<double>();
+            if (u.maxGradNorm && !r.foundInf)
+                clipGradients(params, total, *u.maxGradNorm);
         }
-        if (!m_rules || m_out.foundInf)
+        if (m_scaler)
+            updateScale(r.foundInf);
+        if (!m_rules || r.foundInf)
             return;
         optimizerStep();
-        m_out.stepped = true;
+        r.stepped = true;
+    }
+
+    // GradScaler.update(): halve (backoff) on inf/nan and reset the tracker; otherwise count clean
+    // steps and grow after growth_interval of them (torch/cuda/amp/grad_scaler.py, _amp_update_scale_).
+    void updateScale(bool foundInf)
+    {
+        ScalerInput& s = *m_scaler;
+        if (foundInf) {
+            s.scale *= s.backoffFactor;
+            s.growthTracker = 0;
+        } else if (++s.growthTracker == s.growthInterval) {
+            s.scale *= s.growthFactor;
+            s.growthTracker = 0;
+        }
     }
 
     // torch.nn.utils.clip_grad_norm_'s total 2-norm: each gradient's norm, stacked in parameter order,
@@ -456,6 +497,9 @@ private:
     torch::jit::Module m_module;
     std::map<std::string, at::Tensor> m_params, m_buffers;
     std::vector<at::Tensor> m_order; // the module's parameters in its own order
+    std::vector<OptimizerGroup> m_groups; // the optimizer's groups, their lr set per update
+    std::map<int, std::vector<std::byte>> m_cpuNow, m_cudaNow; // each rank's generators as the replay advances them
+    std::optional<ScalerInput> m_scaler;
     std::unique_ptr<TorchOptimUpdate> m_rules;
     std::map<std::string, TorchParamState> m_state; // optimizer state by parameter name
 };

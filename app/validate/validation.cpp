@@ -18,9 +18,9 @@
 namespace ckpt::validate {
 namespace {
 
-// 1-6 read and prepare (environment, W, O, L, A, R), 7-9 the replay (module and W load, O restored,
-// the update), 10 the comparison.
-constexpr int kSteps = 10;
+// 1-6 read and prepare (environment, W, O, L, A, R), 7-8 the module and W load and O restored, then
+// one step per recorded update, then the comparison: 10 steps for one update, 9 + K for K.
+constexpr int kStepsBeforeUpdates = 8;
 
 using json = nlohmann::json;
 
@@ -69,8 +69,9 @@ public:
                        {"rtol", m_opt.rtol}, {"validator_libtorch", libtorchVersion()}};
         try {
             prepare(report);
+            int updatesStarted = 0; // one step per recorded update: 9 .. 8 + K
             ReplayResult res = replayUpdate(m_in, [&](const std::string& stage, const std::string& msg) {
-                progress(stage == "update" ? 9 : stage == "optimizer" ? 8 : 7, stage, msg);
+                progress(stage == "update" ? 8 + ++updatesStarted : stage == "optimizer" ? 8 : 7, stage, msg);
             });
             report["device"] = res.device;
             report["optimizer_mode"] = res.optimizerMode;
@@ -79,7 +80,7 @@ public:
             report["load"] = loadJson(res);
             if (!res.loaded)
                 return finish(report, kCannotRun, "W does not load strictly into the probe's module (see \"load\")");
-            progress(10, "compare", "comparing with the probe in the recovery guide's diagnosis order");
+            progress(steps(), "compare", "comparing with the probe in the recovery guide's diagnosis order");
             return compare(report, res);
         } catch (const std::exception& e) {
             return finish(report, kCannotRun, e.what());
@@ -87,9 +88,11 @@ public:
     }
 
 private:
+    int steps() const { return kStepsBeforeUpdates + std::max<int>(1, static_cast<int>(m_records.size())) + 1; }
+
     void progress(int index, const std::string& stage, const std::string& message)
     {
-        m_emit({{"event", "progress"}, {"stage", stage}, {"index", index}, {"of", kSteps}, {"message", message}});
+        m_emit({{"event", "progress"}, {"stage", stage}, {"index", index}, {"of", steps()}, {"message", message}});
     }
 
     int finish(json& report, int code, const std::string& error)
@@ -135,9 +138,11 @@ private:
 
     void prepare(json& report)
     {
+        // probe.json first (small): it says how many updates, and so how many steps, there are
+        m_probe = readProbe(m_opt.probe.empty() ? defaultProbeDir(m_opt.checkpoint) : m_opt.probe);
+        m_records = updateRecords(m_probe);
         progress(1, "environment", "reading the checkpoint and the probe");
         m_state = readTrainingState(m_opt.checkpoint);
-        m_probe = readProbe(m_opt.probe.empty() ? defaultProbeDir(m_opt.checkpoint) : m_opt.probe);
         report["probe"] = m_probe.dir;
         report["global_step"] = m_probe.json.value("global_step", json());
         report["recorded_by"] = m_probe.json.value("recorded_by", json());
@@ -158,11 +163,7 @@ private:
         scaler();
         progress(6, "rng", "generator states per rank");
         generators();
-        for (std::size_t i = 0; i < m_probe.json["micro_batches"].size(); ++i)
-            m_in.microBatches.push_back({m_probe.json["micro_batches"][i].value("rank", 0), readMicroBatch(m_probe, i)});
-        m_in.gradDivisor = m_probe.json.value("grad_divisor", 1.0);
-        if (m_probe.json.value("max_grad_norm", json()).is_number())
-            m_in.maxGradNorm = m_probe.json["max_grad_norm"].get<double>();
+        updates();
         m_in.device = m_opt.device;
         m_in.threads = m_opt.threads;
     }
@@ -338,10 +339,49 @@ private:
     {
         if (!m_probe.json.value("scale", json()).is_number())
             return; // the probe's run did not scale its loss
-        if (m_state.scaler && m_state.scaler->enabled && m_state.scaler->scale)
-            m_in.scale = *m_state.scaler->scale;
-        else
+        if (m_state.scaler && m_state.scaler->enabled && m_state.scaler->scale) {
+            const ScalerPart& a = *m_state.scaler;
+            ScalerInput in;
+            in.scale = *a.scale;
+            in.growthFactor = a.growthFactor.value_or(2.0);
+            in.backoffFactor = a.backoffFactor.value_or(0.5);
+            in.growthInterval = a.growthInterval.value_or(2000);
+            in.growthTracker = a.growthTracker.value_or(0);
+            m_in.scaler = in;
+        } else {
             m_notes.push_back("the probe's run scaled its loss but the checkpoint has no scaler scale: none applied");
+        }
+    }
+
+    // Each recorded update: its micro-batches, and the LR it runs with. Update 1 takes the LR that
+    // learningRate() settled; update k the scheduler's reconstruction at last_epoch + k - 1, or, when
+    // the scheduler cannot be recomputed, the LR the probe recorded (and that update's LR check is
+    // then not compared).
+    void updates()
+    {
+        const LrSchedule* schedule = m_state.scheduler && m_state.scheduler->schedule.recomputable ? &m_state.scheduler->schedule : nullptr;
+        for (std::size_t k = 0; k < m_records.size(); ++k) {
+            const json& r = *m_records[k];
+            UpdateInput u;
+            for (const auto& mb : r["micro_batches"])
+                u.microBatches.push_back({mb.value("rank", 0), readMicroBatch(m_probe, mb)});
+            u.gradDivisor = r.value("grad_divisor", 1.0);
+            if (r.value("max_grad_norm", json()).is_number())
+                u.maxGradNorm = r["max_grad_norm"].get<double>();
+            bool fromProbe = false;
+            if (k == 0) {
+                for (const auto& g : m_in.groups)
+                    u.lr.push_back(g.hyper.count("lr") ? g.hyper.at("lr") : 0.0);
+            } else if (schedule) {
+                u.lr = schedule->lrAt(schedule->lastEpoch + static_cast<int64_t>(k));
+            } else {
+                fromProbe = true;
+                for (const auto& v : r.value("lr", json::array()))
+                    u.lr.push_back(v.get<double>());
+            }
+            m_lrFromProbe.push_back(fromProbe);
+            m_in.updates.push_back(std::move(u));
+        }
     }
 
     void generators()
@@ -362,63 +402,93 @@ private:
         }
     }
 
-    // -- step 7: the comparison ------------------------------------------------------------------
+    // -- step 10: the comparison, update by update ------------------------------------------------
 
     int compare(json& report, const ReplayResult& res)
     {
-        std::vector<Component> components = {batch(res), parameters(res), optimizerComponent(res), lrComponent(),
-                                              scalerComponent(), rngComponent(res), numerics(res)};
-        json out = json::array(), gaps = json::array();
+        json gaps = json::array(), later = json::array();
         std::string first;
-        for (const auto& c : components) {
-            out.push_back(toJson(c));
-            if (first.empty() && c.verdict() == Verdict::Differs)
-                first = c.name;
-            for (const auto& ch : c.checks) {
-                if (ch.gap)
-                    gaps.push_back({{"component", c.name}, {"check", ch.name}, {"why", ch.detail}});
+        int firstUpdate = 0;
+        for (m_k = 0; m_k < m_records.size() && m_k < res.updates.size(); ++m_k) {
+            const UpdateResult& u = res.updates[m_k];
+            std::vector<Component> components = {batch(u), parameters(u), optimizerComponent(res, u), lrComponent(),
+                                                  scalerComponent(u), rngComponent(res, u), numerics(res, u)};
+            json out = json::array();
+            std::string firstHere;
+            for (const auto& c : components) {
+                out.push_back(toJson(c));
+                if (firstHere.empty() && c.verdict() == Verdict::Differs)
+                    firstHere = c.name;
+                for (const auto& ch : c.checks) {
+                    if (ch.gap)
+                        gaps.push_back({{"update", m_k + 1}, {"component", c.name}, {"check", ch.name}, {"why", ch.detail}});
+                }
+            }
+            if (first.empty() && !firstHere.empty()) {
+                first = firstHere;
+                firstUpdate = static_cast<int>(m_k) + 1;
+            }
+            if (m_k == 0) {
+                report["components"] = out;
+            } else {
+                later.push_back({{"update", m_k + 1}, {"global_step_before", rec().value("global_step_before", json())},
+                                 {"components", out}, {"first_difference", firstHere.empty() ? json() : json(firstHere)}});
             }
         }
-        report["components"] = out;
+        report["updates_compared"] = res.updates.size();
+        if (!later.empty())
+            report["updates"] = later;
         report["first_difference"] = first.empty() ? json() : json(first);
+        report["first_difference_update"] = first.empty() ? json() : json(firstUpdate);
         report["not_compared"] = gaps;
         report["lr_source"] = m_lrSource;
         for (const auto& n : res.notes)
             m_notes.push_back(n);
+        if (firstUpdate > 1)
+            m_notes.push_back("update 1 matches and update " + std::to_string(firstUpdate) + " differs first ('" + first
+                              + "'): the drift comes from what happens between updates (random numbers drawn outside "
+                                "the update, a scheduler or scaler stepped differently, an accumulation boundary)");
         if (!first.empty() && first != "numerics")
             m_notes.push_back("differences after '" + first + "' follow from it: the guide's order checks the "
                               "inputs of the update before its results");
         return finish(report, !first.empty() ? kDiffers : gaps.empty() ? kPass : kPartial, {});
     }
 
-    Component batch(const ReplayResult& res)
+    std::string updateLabel() const
+    {
+        return m_records.size() > 1 ? " (update " + std::to_string(m_k + 1) + ")" : std::string();
+    }
+
+    Component batch(const UpdateResult& res)
     {
         Component c{"batch", "Is the next batch the same? (data cursor, batch tensors)"};
-        const json cursor = m_probe.json.value("cursor", json::object());
-        for (const auto& [k, v] : cursor.items()) {
-            const StateField* f = field(m_state.data, k);
-            f = f ? f : field(m_state.progress, k);
-            if (!f) {
-                c.checks.push_back(notCompared("cursor " + k, "the checkpoint has no '" + k + "'"));
-                continue;
+        if (m_k == 0) { // the checkpoint's cursor says where update 1 reads; later updates read on from there
+            const json cursor = rec().value("cursor", json::object());
+            for (const auto& [k, v] : cursor.items()) {
+                const StateField* f = field(m_state.data, k);
+                f = f ? f : field(m_state.progress, k);
+                if (!f) {
+                    c.checks.push_back(notCompared("cursor " + k, "the checkpoint has no '" + k + "'"));
+                    continue;
+                }
+                c.checks.push_back(compareEqual("cursor " + k, valueOf(f->value), v,
+                                                "the checkpoint's " + k + " is " + f->value + ", the probe's batch was taken at "
+                                                    + v.dump()));
             }
-            c.checks.push_back(compareEqual("cursor " + k, valueOf(f->value), v,
-                                            "the checkpoint's " + k + " is " + f->value + ", the probe's batch was taken at "
-                                                + v.dump()));
-        }
-        for (const auto& r : m_probe.json["ranks"]) {
-            const int rank = r.value("rank", 0);
-            const json rankCursor = r.value("cursor", json::object());
-            for (const auto& [k, v] : rankCursor.items()) {
-                const StateField* f = field(m_state.data, k, rank);
-                if (f)
-                    c.checks.push_back(compareEqual("rank " + std::to_string(rank) + " " + k, valueOf(f->value), v));
+            for (const auto& r : rec()["ranks"]) {
+                const int rank = r.value("rank", 0);
+                const json rankCursor = r.value("cursor", json::object());
+                for (const auto& [k, v] : rankCursor.items()) {
+                    const StateField* f = field(m_state.data, k, rank);
+                    if (f)
+                        c.checks.push_back(compareEqual("rank " + std::to_string(rank) + " " + k, valueOf(f->value), v));
+                }
             }
         }
         std::map<std::string, TensorDigest> got;
         std::map<std::string, json> want;
         for (std::size_t i = 0; i < res.inputs.size(); ++i) {
-            const json& recorded = m_probe.json["micro_batches"][i].value("inputs", json::array());
+            const json& recorded = rec()["micro_batches"][i].value("inputs", json::array());
             for (std::size_t j = 0; j < res.inputs[i].size(); ++j) {
                 const std::string name = "micro-batch " + std::to_string(i) + " input " + std::to_string(j);
                 got[name] = res.inputs[i][j];
@@ -434,23 +504,27 @@ private:
     std::map<std::string, json> probeDigests(const char* section, const char* phase)
     {
         std::map<std::string, json> out;
-        const json entries = m_probe.json.value(section, json::object());
+        const json entries = rec().value(section, json::object());
         for (const auto& [name, entry] : entries.items())
             out[name] = entry.value(phase, json());
         return out;
     }
 
-    Component parameters(const ReplayResult& res)
+    Component parameters(const UpdateResult& res)
     {
-        Component c{"parameters", "Are the model parameters the same? (W as restored against W before the update)"};
-        c.checks.push_back(compareDigests("parameters before the update", res.paramsBefore, probeDigests("parameters", "before"), 0));
+        Component c{"parameters", m_k == 0 ? "Are the model parameters the same? (W as restored against W before the update)"
+                                            : "Are the model parameters the same? (W as the replay left it against W before this update)"};
+        // Update 1 starts from W as restored: bitwise. Later updates start from the replay's own results,
+        // which agree within tolerance where the device's arithmetic differs (another device, DDP's sum).
+        c.checks.push_back(compareDigests("parameters before the update", res.paramsBefore, probeDigests("parameters", "before"),
+                                          m_k == 0 ? 0 : m_opt.rtol));
         return c;
     }
 
     // Moment digests of one phase, flattened to "param/moment"; step counts separately.
     void probeOptimizerState(const char* phase, std::map<std::string, json>& moments, json& steps)
     {
-        const json entries = m_probe.json.value("optimizer_state", json::object());
+        const json entries = rec().value("optimizer_state", json::object());
         for (const auto& [name, entry] : entries.items()) {
             const json& st = entry.value(phase, json::object());
             steps[name] = st.value("step", json());
@@ -478,13 +552,13 @@ private:
         return out;
     }
 
-    Component optimizerComponent(const ReplayResult& res)
+    Component optimizerComponent(const ReplayResult& all, const UpdateResult& res)
     {
         Component c{"optimizer", "Are the optimizer's step count and state the same? (O)"};
-        c.checks.push_back(compareEqual("global step", m_state.globalStep ? json(*m_state.globalStep) : json(),
-                                        m_probe.json.value("global_step_before", json())));
-        if (res.optimizerMode != "step") {
-            c.checks.push_back(notCompared("optimizer state", res.optimizerMode));
+        const json step = m_state.globalStep ? json(*m_state.globalStep + static_cast<int64_t>(m_k)) : json();
+        c.checks.push_back(compareEqual("global step", step, rec().value("global_step_before", json())));
+        if (all.optimizerMode != "step") {
+            c.checks.push_back(notCompared("optimizer state", all.optimizerMode));
             return c;
         }
         std::map<std::string, json> moments;
@@ -498,8 +572,8 @@ private:
                           + (v.is_null() ? " (the probe's optimizer had no state: a fresh optimizer)" : "");
         }
         c.checks.push_back(compareEqual("per-parameter step", mine, steps, firstDiff));
-        c.checks.push_back(compareDigests("moments before the update", flatten(res.momentsBefore), moments, 0));
-        const json& groups = m_probe.json["optimizer"].value("groups", json::array());
+        c.checks.push_back(compareDigests("moments before the update", flatten(res.momentsBefore), moments, m_k == 0 ? 0 : m_opt.rtol));
+        const json& groups = rec()["optimizer"].value("groups", json::array());
         for (std::size_t i = 0; i < m_in.groups.size() && i < groups.size(); ++i) {
             json mineH = json::object(), theirs = json::object();
             for (const auto& [k, v] : m_in.groups[i].hyper) {
@@ -519,20 +593,27 @@ private:
     Component lrComponent()
     {
         Component c{"lr_scheduler", "Is the learning rate the same, and does the scheduler count updates? (L)"};
-        const json& lrs = m_probe.json["lr"];
-        for (std::size_t i = 0; i < m_in.groups.size() && i < lrs.size(); ++i) {
-            Check ch = compareNumber("group " + std::to_string(i) + " lr", m_in.groups[i].hyper["lr"], lrs[i].get<double>(), 1e-12);
-            ch.detail = "applied: " + m_lrSource;
+        const json& lrs = rec()["lr"];
+        const UpdateInput& u = m_in.updates[m_k];
+        for (std::size_t i = 0; i < u.lr.size() && i < lrs.size(); ++i) {
+            const std::string name = "group " + std::to_string(i) + " lr";
+            if (m_lrFromProbe[m_k]) {
+                c.checks.push_back(notCompared(name, "the scheduler cannot be recomputed from the checkpoint (" + m_lrSource
+                                                         + "): this update ran with the probe's LR"));
+                continue;
+            }
+            Check ch = compareNumber(name, u.lr[i], lrs[i].get<double>(), 1e-12);
+            ch.detail = m_k == 0 ? "applied: " + m_lrSource : "applied: the reconstruction " + std::to_string(m_k) + " step(s) on";
             c.checks.push_back(ch);
         }
-        const json& sched = m_probe.json.value("scheduler", json::object());
+        const json& sched = rec().value("scheduler", json::object());
         if (!m_state.scheduler && sched.value("last_epoch_before", json()).is_number()) {
             c.checks.push_back({"scheduler state", Verdict::Differs,
                                 "the probe's run stepped a scheduler (at position " + sched["last_epoch_before"].dump()
                                     + ") but the checkpoint has no scheduler state: a resume rebuilds it from scratch"});
         }
         if (m_state.scheduler && sched.value("last_epoch_after", json()).is_number()) {
-            const int64_t pos = m_state.scheduler->schedule.lastEpoch;
+            const int64_t pos = m_state.scheduler->schedule.lastEpoch + static_cast<int64_t>(m_k);
             c.checks.push_back(compareEqual("scheduler position before the update", pos, sched.value("last_epoch_before", json())));
             c.checks.push_back(compareEqual("scheduler position after the update", pos + 1, sched["last_epoch_after"],
                                             "one update moves the scheduler from " + std::to_string(pos) + " to "
@@ -543,19 +624,28 @@ private:
         return c;
     }
 
-    Component scalerComponent()
+    Component scalerComponent(const UpdateResult& res)
     {
         Component c{"scaler", "Is the AMP grad scaler the same? (A)"};
-        const json scale = m_probe.json.value("scale", json());
+        const json scale = rec().value("scale", json());
         if (!scale.is_number()) {
             c.checks.push_back({"scale", Verdict::NotCompared, "the probe's run applied no loss scaling"});
             return c;
         }
-        const ScalarOr s = scalerValues();
-        c.checks.push_back(compareEqual("scale", s.scale, scale));
-        const json& ps = m_probe.json.value("scaler", json::object());
+        const json& ps = rec().value("scaler", json::object());
+        if (m_k == 0) {
+            const ScalarOr s = scalerValues();
+            c.checks.push_back(compareEqual("scale", s.scale, scale));
+            if (ps.is_object() && ps.contains("_growth_tracker"))
+                c.checks.push_back(compareEqual("growth tracker", s.tracker, ps["_growth_tracker"]));
+            return c;
+        }
+        // from update 2 on: the scale GradScaler.update() left after the replayed updates
+        c.checks.push_back(compareEqual("scale", res.scale ? json(*res.scale) : json(), scale,
+                                        "GradScaler.update() after the replayed updates gives " + (res.scale ? json(*res.scale).dump() : std::string("none"))
+                                            + ", the probe's run had " + scale.dump()));
         if (ps.is_object() && ps.contains("_growth_tracker"))
-            c.checks.push_back(compareEqual("growth tracker", s.tracker, ps["_growth_tracker"]));
+            c.checks.push_back(compareEqual("growth tracker", res.growthTrackerBefore, ps["_growth_tracker"]));
         return c;
     }
 
@@ -570,35 +660,42 @@ private:
         return {s.scale ? json(*s.scale) : json(), s.growthTracker ? json(*s.growthTracker) : json()};
     }
 
-    Component rngComponent(const ReplayResult& res)
+    Component rngComponent(const ReplayResult& all, const UpdateResult& res)
     {
         Component c{"rng", "Are the RNG states the same, before and after the update? (R)"};
         const std::string probeDevice = m_probe.json.value("device", "cpu");
-        const bool crossDevice = probeDevice.substr(0, 4) != res.device.substr(0, 4); // cpu vs cuda
-        for (const auto& r : m_probe.json["ranks"]) {
+        const bool crossDevice = probeDevice.substr(0, 4) != all.device.substr(0, 4); // cpu vs cuda
+        for (const auto& r : rec()["ranks"]) {
             const int rank = r.value("rank", 0);
+            const std::string who = "rank " + std::to_string(rank) + " ";
             const auto states = readProbeRng(m_probe, r.value("rng_file", ""));
             const auto before = states.find("before");
-            if (before != states.end()) {
+            if (before != states.end() && m_k == 0) {
                 for (const auto& [kind, s] : before->second) {
                     const auto mine = m_rng[rank].find(kind);
                     const json ours = mine == m_rng[rank].end() ? json() : json(mine->second);
-                    c.checks.push_back(compareEqual("rank " + std::to_string(rank) + " " + kind + " before", ours, s.fingerprint,
+                    c.checks.push_back(compareEqual(who + kind + " before", ours, s.fingerprint,
                                                     ours.is_null() ? "the checkpoint has no " + kind + " state for this rank"
                                                                    : "fingerprint " + ours.get<std::string>() + " in the checkpoint, "
                                                                          + s.fingerprint + " when the probe's update began"));
                 }
+            } else if (before != states.end() && !crossDevice && before->second.contains("torch_cpu")) {
+                // from update 2 on: the CPU generator as the replay left it after the previous update
+                const auto replayed = res.cpuGeneratorBefore.find(rank);
+                const auto decoded = replayed == res.cpuGeneratorBefore.end() ? std::nullopt : decodeTorchCpuBytes(replayed->second);
+                c.checks.push_back(compareEqual(who + "torch_cpu before", decoded ? json(decoded->fingerprint) : json(),
+                                                before->second.at("torch_cpu").fingerprint,
+                                                "the run drew random numbers between the previous update and this one "
+                                                "(evaluation, data augmentation outside the module?), which the replay does not"));
             }
             const auto after = states.find("after");
             const auto replayed = res.cpuGeneratorAfter.find(rank);
             if (crossDevice) {
-                c.checks.push_back(notCompared("rank " + std::to_string(rank) + " torch_cpu after",
-                                               "the probe's random ops drew from the " + probeDevice + " generator, the replay's from "
-                                                   + res.device + "'s"));
+                c.checks.push_back(notCompared(who + "torch_cpu after", "the probe's random ops drew from the " + probeDevice
+                                                                            + " generator, the replay's from " + all.device + "'s"));
             } else if (after != states.end() && after->second.contains("torch_cpu") && replayed != res.cpuGeneratorAfter.end()) {
                 const auto decoded = decodeTorchCpuBytes(replayed->second);
-                c.checks.push_back(compareEqual("rank " + std::to_string(rank) + " torch_cpu after",
-                                                decoded ? json(decoded->fingerprint) : json(),
+                c.checks.push_back(compareEqual(who + "torch_cpu after", decoded ? json(decoded->fingerprint) : json(),
                                                 after->second.at("torch_cpu").fingerprint,
                                                 "the replay's CPU generator ended elsewhere than the probe's: the update drew "
                                                 "different random numbers"));
@@ -606,31 +703,31 @@ private:
         }
         c.checks.push_back({"python/numpy after", Verdict::NotCompared,
                             "drawn by the data pipeline outside the module: not replayed (their states before are compared)"});
-        if (crossDevice)
-            m_notes.push_back("the probe ran on " + probeDevice + " and the replay on " + res.device
+        if (crossDevice && m_k == 0)
+            m_notes.push_back("the probe ran on " + probeDevice + " and the replay on " + all.device
                               + ": random ops (dropout) draw from another generator, so their masks and the results "
                                 "that depend on them differ");
         return c;
     }
 
-    Component numerics(const ReplayResult& res)
+    Component numerics(const ReplayResult& all, const UpdateResult& res)
     {
         Component c{"numerics", "Do the update's results agree? (loss, gradient norm, parameters and moments after: "
                                 "device numerics when every input above is the same)"};
-        const json& mbs = m_probe.json["micro_batches"];
+        const json& mbs = rec()["micro_batches"];
         double sum = 0;
         for (std::size_t i = 0; i < res.losses.size() && i < mbs.size(); ++i) {
             c.checks.push_back(compareNumber("loss, micro-batch " + std::to_string(i) + " (rank " + std::to_string(mbs[i].value("rank", 0)) + ")",
                                              res.losses[i], mbs[i].value("loss", 0.0), m_opt.rtol));
             sum += res.losses[i];
         }
-        if (m_probe.json.value("loss", json()).is_number() && !res.losses.empty())
-            c.checks.push_back(compareNumber("loss (mean)", sum / static_cast<double>(res.losses.size()), m_probe.json["loss"].get<double>(), m_opt.rtol));
-        if (m_probe.json.value("grad_norm", json()).is_number() && res.gradNorm)
-            c.checks.push_back(compareNumber("gradient norm", *res.gradNorm, m_probe.json["grad_norm"].get<double>(), m_opt.rtol));
-        c.checks.push_back(compareEqual("overflow (found inf)", res.foundInf, m_probe.json.value("found_inf", false)));
-        if (res.optimizerMode != "step") {
-            c.checks.push_back(notCompared("parameters after the update", res.optimizerMode));
+        if (rec().value("loss", json()).is_number() && !res.losses.empty())
+            c.checks.push_back(compareNumber("loss (mean)", sum / static_cast<double>(res.losses.size()), rec()["loss"].get<double>(), m_opt.rtol));
+        if (rec().value("grad_norm", json()).is_number() && res.gradNorm)
+            c.checks.push_back(compareNumber("gradient norm", *res.gradNorm, rec()["grad_norm"].get<double>(), m_opt.rtol));
+        c.checks.push_back(compareEqual("overflow (found inf)", res.foundInf, rec().value("found_inf", false)));
+        if (all.optimizerMode != "step") {
+            c.checks.push_back(notCompared("parameters after the update", all.optimizerMode));
             return c;
         }
         c.checks.push_back(compareDigests("parameters after the update", res.paramsAfter, probeDigests("parameters", "after"), m_opt.rtol));
@@ -659,6 +756,10 @@ private:
     std::map<int, std::map<std::string, std::string>> m_rng; // rank -> kind -> fingerprint (checkpoint)
     std::string m_lrSource;
     std::vector<std::string> m_notes;
+    std::vector<const json*> m_records; // the probe's updates: probe.json itself, then its next_updates
+    std::vector<bool> m_lrFromProbe;    // per update: the LR applied is the probe's (not reconstructable)
+    std::size_t m_k = 0;                // the update being compared
+    const json& rec() const { return *m_records[m_k]; }
 };
 
 } // namespace

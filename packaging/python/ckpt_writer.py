@@ -194,6 +194,7 @@ class CheckpointWriter:
         self.overwrite = overwrite
         self._pending = {}  # rank -> (rng_state, sampler_state), consumed by the next save()
         self._probe_for = None  # (checkpoint dir, step, "save" | "resume"): the next update gets a probe
+        self._session = None    # the probe being recorded over several updates
         os.makedirs(self.run_dir, exist_ok=True)
 
     # -- per-rank state ---------------------------------------------------------------------------
@@ -285,6 +286,7 @@ class CheckpointWriter:
                 if dist is not None:
                     dist.barrier()  # rank 0 committed (or failed: it raises; see §10.2 on error propagation)
                 self._probe_for = (final, step, "save")
+                self._session = None
                 return final
 
             # 3. model and training state
@@ -349,6 +351,7 @@ class CheckpointWriter:
         if dist is not None:
             dist.barrier()
         self._probe_for = (final, step, "save")
+        self._session = None
         return final
 
     # -- probes (ckpt-validate) -------------------------------------------------------------------
@@ -358,26 +361,36 @@ class CheckpointWriter:
         original run's next update); call it after a resume from checkpoint_dir ("resume": the resumed run's
         first update), so that `ckpt validate` can tell whether the resume restored everything (guide §9.3)."""
         self._probe_for = (os.path.abspath(checkpoint_dir), int(step), recorded_by)
+        self._session = None
 
-    def probe(self, **kwargs):
+    def probe(self, updates=1, **kwargs):
         """The one call a training loop adds around its update::
 
             with writer.probe(module=loss_module, model=model, optimizer=optimizer, scheduler=scheduler,
-                              scaler=scaler, cursor={"epoch": epoch, "batch_pos": pos}) as probe:
+                              scaler=scaler, cursor={"epoch": epoch, "batch_pos": pos}, updates=3) as probe:
+                optimizer.zero_grad()
                 loss = loss_module(x, y); probe.batch(x, y, loss=loss)
                 loss.backward(); probe.update(grad_norm=clip_grad_norm_(model.parameters(), 1.0))
                 optimizer.step(); scheduler.step()
 
-        Right after save() (or arm_probe()) it records that update into probes/after-<checkpoint>/ beside
-        the checkpoint (UpdateProbe); on every other update it does nothing and costs nothing. kwargs are
-        UpdateProbe's."""
-        if self._probe_for is None:
+        Right after save() (or arm_probe()) it records the next `updates` consecutive updates (default 1)
+        into probes/after-<checkpoint>/ beside the checkpoint (UpdateProbe); on every other update it does
+        nothing and costs nothing. Several updates show drift one update hides (random numbers drawn
+        between updates, a scheduler stepped per epoch, an accumulation boundary); `updates` is read on
+        the first recorded update. kwargs are UpdateProbe's."""
+        if self._session is not None:
+            session = self._session
+        elif self._probe_for is not None:
+            checkpoint_dir, step, recorded_by = self._probe_for
+            self._probe_for = None
+            session = _ProbeSession(self, checkpoint_dir, step, recorded_by, int(updates))
+            self._session = session
+        else:
             return _NoProbe()
-        checkpoint_dir, step, recorded_by = self._probe_for
-        self._probe_for = None
         kwargs.setdefault("world_size", self.world_size)
         kwargs.setdefault("rank", self.rank)
-        return UpdateProbe(checkpoint_dir, step=step, recorded_by=recorded_by, **kwargs)
+        return UpdateProbe(session.checkpoint_dir, step=session.step + len(session.records),
+                           recorded_by=session.recorded_by, session=session, **kwargs)
 
 
 def _arch_of(model):
@@ -600,7 +613,8 @@ class UpdateProbe:
     to batch(); otherwise this process's generators are captured on entry and exit."""
 
     def __init__(self, checkpoint_dir, *, step, module, model, optimizer, scheduler=None, scaler=None, cursor=None,
-                 rank_cursors=None, max_grad_norm=None, grad_divisor=None, recorded_by="save", world_size=1, rank=0):
+                 rank_cursors=None, max_grad_norm=None, grad_divisor=None, recorded_by="save", world_size=1, rank=0,
+                 session=None):
         self.checkpoint_dir = os.path.abspath(checkpoint_dir)
         self.step = int(step)
         self.module = _script(module)
@@ -615,6 +629,7 @@ class UpdateProbe:
         self.recorded_by = recorded_by
         self.world_size = world_size
         self.rank = rank
+        self.session = session if session is not None else _ProbeSession(None, self.checkpoint_dir, self.step, recorded_by, 1)
         self._micro = []          # (rank, inputs, loss)
         self._rng = {}            # rank -> {"before", "after"}
         self._result = {}
@@ -683,6 +698,7 @@ class UpdateProbe:
 
     def __exit__(self, exc_type, exc, tb):
         if exc_type is not None:
+            self.session.abandon()
             return False  # the update failed: no probe
         if not self._micro:
             raise CheckpointError("UpdateProbe: no batch() was recorded inside the update")
@@ -699,75 +715,122 @@ class UpdateProbe:
         after = {n: tensor_digest(t) for n, t in self.model.state_dict().items()}
         opt_after = self._optimizer_state()
         sched_after = getattr(self.scheduler, "last_epoch", None)
-        self._write(ranks, after, opt_after, sched_after, dist)
+        self.session.add(self, self._record(ranks, after, opt_after, sched_after, dist), dist)
         return False
 
-    # -- the files -------------------------------------------------------------------------------------
+    # -- one update's record -----------------------------------------------------------------------------
 
-    def _write(self, ranks, after, opt_after, sched_after, dist):
+    def _record(self, ranks, after, opt_after, sched_after, dist):
+        """This update's part of probe.json and this process's files: {"json": {...}, "files": {name: obj}}.
+        Update 1 uses the version-1 names (batch-rank-N.pt, probe-rng-rank-N.pt); update k >= 2 adds
+        -update-k."""
+        k = len(self.session.records) + 1
+        suffix = "" if k == 1 else "-update-%d" % k
+        micro = [(r, inputs, loss) for r, inputs, loss in self._micro]
+        files = {}
+        for r in ranks:
+            mine = [inputs for rr, inputs, _ in micro if rr == r]
+            files["batch-rank-%d%s.pt" % (r, suffix)] = [{"inputs": inputs} for inputs in mine]
+            files["probe-rng-rank-%d%s.pt" % (r, suffix)] = self._rng[r]
+        if dist is not None:
+            gathered = [None] * dist.get_world_size()
+            dist.all_gather_object(gathered, [(r, l) for r, _, l in micro])
+            micro_meta = [(r, l) for part in gathered for r, l in part]
+        else:
+            micro_meta = [(r, l) for r, _, l in micro]
+        records, counters = [], {}
+        for r, loss in micro_meta:
+            records.append({"rank": r, "file": "batch-rank-%d%s.pt" % (r, suffix), "index": counters.get(r, 0),
+                            "loss": loss})
+            counters[r] = counters.get(r, 0) + 1
+        if dist is None:
+            for rec in records:
+                inputs = [i for rr, i, _ in micro if rr == rec["rank"]][rec["index"]]
+                rec["inputs"] = [tensor_digest(t) for t in inputs]
+        all_ranks = sorted({rec["rank"] for rec in records})
+        record = {
+            "global_step_before": self.step, "global_step": self.step + 1,
+            "micro_batches": records,
+            "grad_divisor": float(self.grad_divisor if self.grad_divisor is not None else len(records)),
+            "max_grad_norm": self.max_grad_norm,
+            "cursor": self.cursor,
+            "ranks": [{"rank": r, "rng_file": "probe-rng-rank-%d%s.pt" % (r, suffix), "cursor": self.rank_cursors.get(r, {})}
+                      for r in all_ranks],
+            "loss": sum(l for _, l in micro_meta) / len(micro_meta),
+            "grad_norm": self._result.get("grad_norm"), "found_inf": self._result.get("found_inf", False),
+            "lr": self._lr, "scale": self._scale, "scaler": self._scaler_before,
+            "scheduler": {"last_epoch_before": self._sched_before, "last_epoch_after": sched_after},
+            "optimizer": {"type": type(self.optimizer).__name__, "groups": self._groups_before},
+            "parameters": {n: {"before": self._before[n], "after": after[n]} for n in self._before},
+            "optimizer_state": {n: {"before": self._opt_before[n], "after": opt_after[n]} for n, _ in self._params},
+        }
+        return {"json": record, "files": files}
+
+
+class _ProbeSession:
+    """The updates of one probe: their records are kept until the last of `updates` ends, then every rank
+    writes its files into a temporary folder rank 0 names, and rank 0 writes probe.json and module.pt and
+    renames the folder to probes/after-<checkpoint>/ (atomically, as before). probe.json is format version 1
+    for one update; with several, version 2: update 1 as in version 1 at the top level, updates 2..K in
+    "next_updates" with the same keys."""
+
+    def __init__(self, writer, checkpoint_dir, step, recorded_by, updates):
+        if updates < 1:
+            raise ValueError("updates must be at least 1")
+        self.writer, self.checkpoint_dir, self.step = writer, checkpoint_dir, int(step)
+        self.recorded_by, self.updates = recorded_by, updates
+        self.records = []
+        self.files = {}
+
+    def abandon(self):
+        if self.writer is not None and self.writer._session is self:
+            self.writer._session = None
+
+    def add(self, probe, record, dist):
+        self.records.append(record["json"])
+        self.files.update(record["files"])
+        if len(self.records) < self.updates:
+            return
+        self.abandon()
+        self._write(probe, dist)
+
+    def _write(self, probe, dist):
         final = probe_dir_for(self.checkpoint_dir)
         parent = os.path.dirname(final)
         tmp = None
-        if self.rank == 0:
+        if probe.rank == 0:
             os.makedirs(parent, exist_ok=True)
             tmp = tempfile.mkdtemp(prefix=".tmp-" + os.path.basename(final) + "-", dir=parent)
             os.chmod(tmp, 0o755)
-        micro = [(r, inputs, loss) for r, inputs, loss in self._micro]
-        if dist is not None:  # every rank writes its own batch and generators; rank 0 writes the rest
+        if dist is not None:  # every rank writes its own batches and generators; rank 0 writes the rest
             box = [tmp]
             dist.broadcast_object_list(box, src=0)
             tmp = box[0]
-            gathered = [None] * dist.get_world_size()
-            dist.all_gather_object(gathered, [(r, [list(t.shape) for t in i], l) for r, i, l in micro])
         try:
-            records = []
-            for r in ranks:
-                mine = [inputs for rr, inputs, _ in micro if rr == r]
-                _torch_save([{"inputs": inputs} for inputs in mine], os.path.join(tmp, "batch-rank-%d.pt" % r))
-                _torch_save(self._rng[r], os.path.join(tmp, "probe-rng-rank-%d.pt" % r))
+            for name, obj in self.files.items():
+                _torch_save(obj, os.path.join(tmp, name))
             if dist is not None:
                 dist.barrier()
-                if self.rank != 0:
+                if probe.rank != 0:
                     dist.barrier()
                     return
-                micro_meta = [(r, l) for part in gathered for r, _, l in part]
-            else:
-                micro_meta = [(r, l) for r, _, l in micro]
-            counters = {}
-            for r, loss in micro_meta:
-                records.append({"rank": r, "file": "batch-rank-%d.pt" % r, "index": counters.get(r, 0), "loss": loss})
-                counters[r] = counters.get(r, 0) + 1
-            for rec in records:
-                if dist is None:
-                    inputs = [i for rr, i, _ in micro if rr == rec["rank"]][rec["index"]]
-                    rec["inputs"] = [tensor_digest(t) for t in inputs]
-            keys_module = list(self.module.state_dict().keys())
-            prefix = _state_prefix(keys_module, list(self.model.state_dict().keys()))
-            method = "training_loss" if hasattr(self.module, "training_loss") else "forward"
-            self.module.save(os.path.join(tmp, "module.pt"))
-            all_ranks = sorted({rec["rank"] for rec in records})
-            probe = {
-                "format": "ckpt-probe", "format_version": PROBE_FORMAT_VERSION,
+            keys_module = list(probe.module.state_dict().keys())
+            prefix = _state_prefix(keys_module, list(probe.model.state_dict().keys()))
+            method = "training_loss" if hasattr(probe.module, "training_loss") else "forward"
+            probe.module.save(os.path.join(tmp, "module.pt"))
+            first = self.records[0]
+            out = {
+                "format": "ckpt-probe", "format_version": PROBE_FORMAT_VERSION if self.updates == 1 else 2,
                 "checkpoint": os.path.basename(self.checkpoint_dir), "recorded_by": self.recorded_by,
-                "global_step_before": self.step, "global_step": self.step + 1,
+                "updates": self.updates,
                 "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
-                "device": str(next(self.model.parameters()).device), "world_size": self.world_size,
+                "device": str(next(probe.model.parameters()).device), "world_size": probe.world_size,
                 "module": {"file": "module.pt", "method": method, "state_dict_prefix": prefix},
-                "micro_batches": records,
-                "grad_divisor": float(self.grad_divisor if self.grad_divisor is not None else len(records)),
-                "max_grad_norm": self.max_grad_norm,
-                "cursor": self.cursor,
-                "ranks": [{"rank": r, "rng_file": "probe-rng-rank-%d.pt" % r, "cursor": self.rank_cursors.get(r, {})}
-                          for r in all_ranks],
-                "loss": sum(l for _, l in micro_meta) / len(micro_meta),
-                "grad_norm": self._result.get("grad_norm"), "found_inf": self._result.get("found_inf", False),
-                "lr": self._lr, "scale": self._scale, "scaler": self._scaler_before,
-                "scheduler": {"last_epoch_before": self._sched_before, "last_epoch_after": sched_after},
-                "optimizer": {"type": type(self.optimizer).__name__, "groups": self._groups_before},
-                "parameters": {n: {"before": self._before[n], "after": after[n]} for n in self._before},
-                "optimizer_state": {n: {"before": self._opt_before[n], "after": opt_after[n]} for n, _ in self._params},
             }
-            text = json.dumps(probe, indent=1) + "\n"
+            out.update(first)
+            if self.updates > 1:
+                out["next_updates"] = self.records[1:]
+            text = json.dumps(out, indent=1) + "\n"
             _write_file(os.path.join(tmp, "probe.json"), lambda f: f.write(text.encode("utf-8")))
             _fsync_dir(tmp)
             if os.path.exists(final):
@@ -776,7 +839,7 @@ class UpdateProbe:
             tmp = None
             _fsync_dir(parent)
         finally:
-            if tmp is not None and self.rank == 0:
+            if tmp is not None and probe.rank == 0:
                 shutil.rmtree(tmp, ignore_errors=True)
         if dist is not None:
             dist.barrier()

@@ -41,7 +41,7 @@ private slots:
     {
         QTest::addColumn<QString>("run");
         const nlohmann::json e = expected();
-        QVERIFY2(e.size() >= 20, "expected.json lists every run of make_resume_loop.py");
+        QVERIFY2(e.size() >= 25, "expected.json lists every run of make_resume_loop.py");
         for (const auto& [run, _] : e.items())
             QTest::newRow(run.c_str()) << QString::fromStdString(run);
     }
@@ -57,6 +57,11 @@ private slots:
         QCOMPARE(q(report.value("verdict", "")), q(verdict));
         QCOMPARE(result.code, verdict == "pass" ? 0 : verdict == "differs" ? 1 : 3);
         QCOMPARE(report["first_difference"], want["first_difference"]);
+        if (want.contains("first_difference_update")) { // probe(updates=3): the drift shows on update 2
+            QCOMPARE(report["first_difference_update"], want["first_difference_update"]);
+            QCOMPARE(report["updates_compared"].get<int>(), 3);
+            QCOMPARE(report["updates"].size(), std::size_t(2));
+        }
         if (verdict == "partial") {
             // the report says what was not compared, and why
             QVERIFY(!report["not_compared"].empty());
@@ -71,7 +76,11 @@ private slots:
         // Same torch, same CPU, one process: the update is bitwise torch.optim's. The DDP run sums the
         // ranks' gradients in gloo's order, which the replay's sequential sum rounds differently.
         const bool ddp = run.startsWith(QLatin1String("ddp"));
-        for (const auto& c : report["components"]) {
+        nlohmann::json components = report["components"];
+        for (const auto& later : report.value("updates", nlohmann::json::array()))
+            for (const auto& c : later["components"])
+                components.push_back(c);
+        for (const auto& c : components) {
             const std::string v = c["verdict"].get<std::string>();
             if (ddp && c["name"] == "numerics")
                 QVERIFY2(v == "exact" || v == "within tolerance", c.dump().c_str());
@@ -124,6 +133,20 @@ private slots:
             last = index;
         }
         QCOMPARE(last, 10);
+
+        // three updates: 1..12, one step per update
+        const auto three = runCkpt({"validate", QString::fromStdString(loopDir()) + "/updates3-none/checkpoint-0000010", "--device", "cpu"});
+        QCOMPARE(three.code, 0);
+        last = 0;
+        for (const QByteArray& line : three.out.split('\n')) {
+            if (!line.startsWith('['))
+                continue;
+            const int index = line.mid(1, line.indexOf('/') - 1).toInt();
+            QVERIFY2(index == last + 1 && line.contains("/12]"), line.constData());
+            last = index;
+        }
+        QCOMPARE(last, 12);
+        QVERIFY(three.out.contains("  update 3:\n"));
     }
 };
 

@@ -14,6 +14,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QTreeWidget>
 #include <QtTest>
 
 #include <csignal>
@@ -184,6 +185,23 @@ private Q_SLOTS:
         // the same panel runs the real validator next
         panel.setValidatorPath(QStringLiteral(CKPT_VALIDATE_BIN));
         QCOMPARE(runToEnd(panel), ValidationPanel::State::Passed);
+    }
+
+    void severalUpdatesShowPerUpdate()
+    {
+        // Locally (no launcher): a probe of three updates whose drift shows on update 2.
+        ValidationPanel panel;
+        panel.setValidatorPath(QStringLiteral(CKPT_VALIDATE_BIN));
+        panel.setLauncher(QString());
+        panel.setDevice(QStringLiteral("cpu"));
+        panel.setCheckpoint(loopCheckpoint("updates3-eval-draws-random"));
+        QCOMPARE(runToEnd(panel), ValidationPanel::State::Differs);
+        auto* tree = panel.findChild<QTreeWidget*>();
+        QVERIFY(tree);
+        QCOMPARE(tree->topLevelItemCount(), 7 + 2); // update 1's components, then "update 2", "update 3"
+        QCOMPARE(tree->topLevelItem(7)->text(0), QStringLiteral("update 2"));
+        QCOMPARE(tree->topLevelItem(7)->text(1), QStringLiteral("differs: rng"));
+        QCOMPARE(tree->topLevelItem(7)->childCount(), 7);
     }
 
 private:
