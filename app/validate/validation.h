@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// ckpt-validate's seven steps: environment check, module and strict W load, optimizer from O, LR
+// ckpt-validate's steps: environment check, module and strict W load, optimizer from O, LR
 // for t+1 from the scheduler's reconstruction, scaler, RNG restore, one update on the probe's batch,
 // then the comparison with the probe per component in the recovery guide's diagnosis order.
 #pragma once
