@@ -132,6 +132,21 @@ void paramsWithoutState(const TrainingState& s, Findings& out)
 void unmatchedParams(const TrainingState& s, Findings& out)
 {
     const OptimizerPart& o = *s.optimizer;
+    // Fewer optimizer entries than model parameters, matched by stepping over the rest: frozen
+    // parameters (fine-tuning) or parameters left out by mistake; the files cannot tell which.
+    if (s.model && !o.namesNotRecorded && o.nameMapping.find("in no group (frozen)") != std::string::npos) {
+        const std::string count = o.nameMapping.substr(o.nameMapping.find("; ") + 2, o.nameMapping.find(" model parameter") - o.nameMapping.find("; ") - 2);
+        Finding f = makeFinding("optimizer.unmatched-params", count + " of the model's parameters are in no param group of the optimizer",
+            hintWithNext("Frozen parameters (requires_grad=False) are left out of the optimizer on purpose; parameters left out "
+                         "by mistake are never trained. The files cannot tell which: the training code's requires_grad settings "
+                         "decide. A resume must freeze the same parameters, or the optimizer's state will not line up "
+                         "(recovery guide §9.2 on building objects before loading state).", Component::Optimizer));
+        f.severity = Severity::Info;
+        f.evidence.push_back(evidence("name mapping", o.nameMapping, o.from));
+        f.evidence.push_back(evidence("model", std::to_string(s.model->parameters.size()) + " tensors", s.model->from));
+        out.push_back(std::move(f));
+        return;
+    }
     if (!s.model || o.namesNotRecorded || !o.nameMapping.starts_with("none (") || o.nameMapping.starts_with("none (no model")
         || o.nameMapping.find("flat partition") != std::string::npos || o.nameMapping.starts_with("none (0 optimizer"))
         return; // ZeRO partitions and optimizers without parameters cannot be compared this way

@@ -82,7 +82,14 @@ void StateReader::mapByShape(const std::vector<std::string>& names)
 // no decay) and nanoGPT's configure_optimizers. That is the convention used here: walking each
 // group, an entry takes the next unused parameter after the group's previous one whose shape is
 // its moments' shape. Entries without moments (never stepped) keep no name.
-void StateReader::mapWithinGroups(const std::vector<std::string>& names)
+// frozen: model parameters in no group (requires_grad=False; the HF Trainer's create_optimizer
+// keeps only `p.requires_grad` parameters in its groups, transformers@000945a9 trainer.py). Which
+// ones are frozen is not in the files, so each group is aligned twice: from its start (an entry
+// takes the first fitting parameter) and from its end (the last). When both agree the names are
+// sure. When not, the alignment whose frozen parameters make up whole modules wins (fine-tuning
+// freezes modules: an embedding, the first layers), ties going to the end-aligned one (frozen
+// parameters come first in the usual cases), and nameMapping says the names are uncertain.
+void StateReader::mapWithinGroups(const std::vector<std::string>& names, std::size_t frozen)
 {
     OptimizerPart& opt = *m_state.optimizer;
     std::map<std::string, ParamState*> stateOf;
@@ -91,10 +98,12 @@ void StateReader::mapWithinGroups(const std::vector<std::string>& names)
     std::vector<const ParameterEntry*> entries;
     for (const auto& n : names)
         entries.push_back(param(n));
-    std::vector<bool> taken(names.size(), false);
-    std::map<ParamState*, std::string> picked;
+    struct Entry {
+        ParamState* state;
+        const MomentInfo* moment;
+    };
+    std::vector<std::vector<Entry>> groups(opt.groups.size());
     for (std::size_t gi = 0; gi < opt.groups.size(); ++gi) {
-        std::size_t next = 0;
         for (const auto& index : opt.groups[gi].params) {
             const auto it = stateOf.find(index);
             const MomentInfo* m = nullptr;
@@ -102,26 +111,90 @@ void StateReader::mapWithinGroups(const std::vector<std::string>& names)
                 for (const auto& mi : it->second->moments)
                     m = m ? m : (mi.shape.empty() ? nullptr : &mi);
             }
-            if (!m)
-                continue;
-            std::size_t j = next;
-            while (j < names.size() && (taken[j] || !entries[j] || entries[j]->shape != m->shape))
-                ++j;
-            if (j == names.size()) {
-                opt.nameMapping = "none (optimizer index " + index + " of param group " + std::to_string(gi)
-                                + " has no parameter of its shape left in the model's order)";
-                m_state.warnings.push_back("optimizer parameters cannot be matched to model parameters: " + opt.nameMapping);
-                return;
-            }
-            taken[j] = true;
-            picked[it->second] = names[j];
-            next = j + 1;
+            if (m)
+                groups[gi].push_back({it->second, m});
         }
     }
-    for (auto& [ps, name] : picked)
-        ps->name = name;
+    std::string failure;
+    const auto align = [&](bool fromEnd) {
+        std::map<ParamState*, std::size_t> picked;
+        std::vector<bool> taken(names.size(), false);
+        const auto fits = [&](std::size_t j, const MomentInfo* m) { return !taken[j] && entries[j] && entries[j]->shape == m->shape; };
+        for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+            const std::size_t n = groups[gi].size();
+            std::size_t bound = fromEnd ? names.size() : 0; // exclusive upper bound / inclusive lower bound
+            for (std::size_t e = 0; e < n; ++e) {
+                const Entry& entry = groups[gi][fromEnd ? n - 1 - e : e];
+                std::size_t j = bound;
+                bool found = false;
+                if (fromEnd) {
+                    while (j > 0 && !(found = fits(j - 1, entry.moment)))
+                        --j;
+                    j = found ? j - 1 : j;
+                } else {
+                    while (j < names.size() && !(found = fits(j, entry.moment)))
+                        ++j;
+                }
+                if (!found) {
+                    failure = "none (optimizer index " + entry.state->index + " of param group " + std::to_string(gi)
+                            + " has no parameter of its shape left in the model's order)";
+                    return std::map<ParamState*, std::size_t>{};
+                }
+                taken[j] = true;
+                picked[entry.state] = j;
+                bound = fromEnd ? j : j + 1;
+            }
+        }
+        return picked;
+    };
+    std::map<ParamState*, std::size_t> chosen = align(false);
+    if (chosen.empty() && !failure.empty()) {
+        opt.nameMapping = failure;
+        m_state.warnings.push_back("optimizer parameters cannot be matched to model parameters: " + opt.nameMapping);
+        return;
+    }
+    std::size_t uncertain = 0;
+    if (frozen > 0) {
+        const std::map<ParamState*, std::size_t> right = align(true);
+        if (!right.empty()) {
+            for (const auto& [ps, j] : chosen)
+                uncertain += right.at(ps) != j;
+            // modules (names up to the last '.') left partly frozen by an alignment
+            const auto splitModules = [&](const std::map<ParamState*, std::size_t>& a) {
+                std::vector<bool> used(names.size(), false);
+                for (const auto& [_, j] : a)
+                    used[j] = true;
+                std::map<std::string, std::pair<bool, bool>> seen; // module -> (has frozen, has trained)
+                for (std::size_t j = 0; j < names.size(); ++j) {
+                    auto& [f, t] = seen[names[j].substr(0, names[j].rfind('.') == std::string::npos ? 0 : names[j].rfind('.'))];
+                    (used[j] ? t : f) = true;
+                }
+                return std::count_if(seen.begin(), seen.end(), [](const auto& kv) { return kv.second.first && kv.second.second; });
+            };
+            if (uncertain > 0 && splitModules(right) <= splitModules(chosen))
+                chosen = right;
+        }
+    }
+    for (auto& [ps, j] : chosen)
+        ps->name = names[j];
     opt.nameMapping = "within " + std::to_string(opt.groups.size())
                     + " param groups, each in the model's order (the HF Trainer's and nanoGPT's convention)";
+    if (frozen > 0)
+        opt.nameMapping += "; " + std::to_string(frozen) + " model parameter(s) in no group (frozen) stepped over"
+                         + (uncertain ? ", " + std::to_string(uncertain) + " entr" + (uncertain == 1 ? "y" : "ies")
+                                            + " fit other parameters of the same shape too: names uncertain (whole frozen "
+                                              "modules assumed)"
+                                      : ", every entry's shape leaves one choice");
+}
+
+// Fewer optimizer entries than model parameters: the others are frozen (in no group).
+void StateReader::mapFrozen(const std::vector<std::string>& params, const std::vector<std::string>& order)
+{
+    if (m_state.model->sortedNames) { // a safetensors model lost the order: shapes only
+        mapByShape(params);
+        return;
+    }
+    mapWithinGroups(params, params.size() - order.size());
 }
 
 // torchtune keys its optimizer by its own module names while its HF checkpointer writes the weights
@@ -229,7 +302,7 @@ void StateReader::mapOptimizerNames()
     } else if (all.size() == order.size()) {
         names = &all;
         opt.nameMapping = "by order";
-    } else if (opt.paramState.size() == 1 && !opt.paramState[0].moments.empty()) {
+    } else if (opt.paramState.size() == 1 && !opt.paramState[0].moments.empty() && order.size() == 1) {
         // ZeRO / flat optimizers keep one flat fp32 partition for all parameters.
         int64_t modelNumel = 0, momentNumel = 1;
         for (const auto& p : m_state.model->parameters)
@@ -241,9 +314,16 @@ void StateReader::mapOptimizerNames()
             opt.paramState[0].name = "(all parameters, flattened)";
             return;
         }
-        opt.nameMapping = "none (a flat partition of " + std::to_string(momentNumel) + " elements, the model has "
-                        + std::to_string(modelNumel) + ")";
-        m_state.warnings.push_back("optimizer parameters cannot be matched to model parameters: " + opt.nameMapping);
+        if (momentNumel >= 4096 && params.size() > 1) { // not one of the model's parameters: a partition
+            opt.nameMapping = "none (a flat partition of " + std::to_string(momentNumel) + " elements, the model has "
+                            + std::to_string(modelNumel) + ")";
+            m_state.warnings.push_back("optimizer parameters cannot be matched to model parameters: " + opt.nameMapping);
+            return;
+        }
+        mapFrozen(params, order);
+        return;
+    } else if (!order.empty() && order.size() < params.size()) {
+        mapFrozen(params, order);
         return;
     } else {
         opt.nameMapping = "none (" + std::to_string(order.size()) + " optimizer parameters, "

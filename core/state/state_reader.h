@@ -71,7 +71,8 @@ private:
     bool shapesAgree(const std::vector<std::string>& order, const std::vector<std::string>& names) const;
     const ParameterEntry* param(const std::string& name) const;
     void mapByShape(const std::vector<std::string>& names);
-    void mapWithinGroups(const std::vector<std::string>& names);
+    void mapWithinGroups(const std::vector<std::string>& names, std::size_t frozen = 0);
+    void mapFrozen(const std::vector<std::string>& params, const std::vector<std::string>& order);
     void mapOptimizerNames();
     void mapTorchtuneNames();
 

@@ -143,6 +143,28 @@ private slots:
         }
     }
 
+    void frozenParametersNamedByWholeModules()
+    {
+        // 4 optimizer entries for 6 parameters (the embedding frozen, the Trainer's two groups): the
+        // no-decay group's [12]-shaped entries fit embed.bias too; whole frozen modules decide.
+        const TrainingState s = readTrainingState(run("frozen-embedding-trainer-groups/step-8.pt"));
+        QVERIFY(s.optimizer);
+        QVERIFY2(s.optimizer->nameMapping.find("2 model parameter(s) in no group (frozen)") != std::string::npos,
+                 s.optimizer->nameMapping.c_str());
+        QVERIFY(s.optimizer->nameMapping.find("names uncertain") != std::string::npos);
+        std::map<std::string, std::string> nameOf;
+        for (const auto& ps : s.optimizer->paramState)
+            nameOf[ps.index] = ps.name;
+        QCOMPARE(q(nameOf["0"]), QByteArray("head.weight"));
+        QCOMPARE(q(nameOf["1"]), QByteArray("norm.weight"));
+        QCOMPARE(q(nameOf["2"]), QByteArray("norm.bias"));
+        QCOMPARE(q(nameOf["3"]), QByteArray("head.bias"));
+        const auto check = runCkpt({"check", QString::fromStdString(run("frozen-embedding-trainer-groups")), "--json"});
+        const nlohmann::json report = nlohmann::json::parse(check.out.toStdString());
+        QCOMPARE(report["counts"]["error"].get<int>(), 0);
+        QCOMPARE(report["counts"]["warning"].get<int>(), 0);
+    }
+
     void accelerateStepIsNotAGlobalStep()
     {
         const RunHistory h = readRunHistory(run("accelerate-2proc-accum"));
