@@ -19,6 +19,7 @@ int runCheck(const CliArgs& args);
 int runTensorStats(const CliArgs& args); // ckpt tensors PATH --stats
 int runDiff(const CliArgs& args);
 int runValidate(const CliArgs& args);
+int runReport(const CliArgs& args);
 
 /// Prints "ckpt: <message>" as one line on stderr and returns kExitUnreadable.
 int failWith(const std::string& message);

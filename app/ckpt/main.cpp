@@ -37,6 +37,10 @@ commands:
         [--no-audit] [--no-content]      directory, or a pair (A before B): findings by component
                                          (exit 1 if any warning or error)
   check --list-rules [--json]            the rule catalogue
+  report PATH [--format md|json] [-o FILE] [--pair A B] [--no-audit] [--no-content]
+                                         the report to attach to a bug: findings by part of S_t,
+                                         S_t per checkpoint, resume points and strips, the pair
+                                         across the resume (or the latest two) compared, probes
   validate CKPT [--probe P] [--device D] [--launcher PREFIX] [--json]
         [--rtol X] [--threads N] [--validator PATH]
                                          replay the update after CKPT with ckpt-validate (LibTorch)
@@ -80,6 +84,8 @@ int main(int argc, char** argv)
             return runCheck(parseCliArgs(args, {"--json", "--no-audit", "--no-content", "--list-rules"}, {}));
         if (command == "diff")
             return runDiff(parseCliArgs(args, {"--json"}, {}));
+        if (command == "report")
+            return runReport(parseCliArgs(args, {"--pair", "--no-audit", "--no-content"}, {"--format", "-o"}));
         if (command == "validate")
             return runValidate(parseCliArgs(args, {"--json"}, {"--probe", "--device", "--rtol", "--threads", "--launcher", "--validator"}));
     } catch (const std::invalid_argument& e) {

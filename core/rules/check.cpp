@@ -121,6 +121,7 @@ CheckReport checkRun(const std::string& path, const RunHistory& history, const C
             return report;
         facts.push_back(gatherFacts(rc.path, {false, options.content}));
         report.checkpoints.push_back(rc.path);
+        report.states.push_back(summarizeState(facts.back().state));
     }
     if (options.audit && step("auditing " + path)) {
         try {
@@ -165,6 +166,12 @@ CheckReport checkRun(const std::string& path, const RunHistory& history, const C
         if (!step("comparing " + previous->state.path + " -> " + facts[i].state.path))
             return report;
         auto found = checkPair(*previous, facts[i]);
+        // whether rank 0's torch CPU generator moved between the two saves: a resume that does not
+        // restore it draws the same stream again, or a fresh one
+        const std::string rngBefore = summarizeState(previous->state).rngFingerprint;
+        const std::string rngAfter = summarizeState(facts[i].state).rngFingerprint;
+        if (facts[i].state.globalStep && !rngBefore.empty() && !rngAfter.empty())
+            report.series["rng.changed"].push_back({*facts[i].state.globalStep, rngBefore != rngAfter ? 1.0 : 0.0, facts[i].state.path});
         for (const auto& f : found) {
             const std::string series = seriesOf(f.rule);
             if (!series.empty() && f.severity != Severity::Info && facts[i].state.globalStep)
@@ -268,12 +275,14 @@ CheckReport checkRuns(const std::string& path, const std::vector<DiscoveredRun>&
         if (run.singleCheckpoint) { // a model folder among others
             const CheckpointFacts c = load(run.path, {options.audit, options.content});
             one.checkpoints = {c.state.path};
+            one.states = {summarizeState(c.state)};
             one.findings = checkCheckpoint(c);
         } else {
             one = checkRun(run.path, run.history, options);
         }
         const std::string name = fs::path(run.path).lexically_relative(path).generic_string();
         report.checkpoints.insert(report.checkpoints.end(), one.checkpoints.begin(), one.checkpoints.end());
+        report.states.insert(report.states.end(), one.states.begin(), one.states.end());
         report.findings.insert(report.findings.end(), std::make_move_iterator(one.findings.begin()),
                                std::make_move_iterator(one.findings.end()));
         for (auto& [series, points] : one.series)
@@ -307,6 +316,7 @@ CheckReport checkPaths(const std::vector<std::string>& paths, const CheckOptions
         report.inputs = paths;
         const CheckpointFacts a = load(paths[0], factOptions), b = load(paths[1], factOptions);
         report.checkpoints = {a.state.path, b.state.path};
+        report.states = {summarizeState(a.state), summarizeState(b.state)};
         for (const CheckpointFacts* c : {&a, &b}) {
             auto found = checkCheckpoint(*c);
             report.findings.insert(report.findings.end(), found.begin(), found.end());
@@ -322,6 +332,7 @@ CheckReport checkPaths(const std::vector<std::string>& paths, const CheckOptions
         report.inputs = paths;
         const CheckpointFacts c = load(paths[0], factOptions);
         report.checkpoints = {c.state.path};
+        report.states = {summarizeState(c.state)};
         report.findings = checkCheckpoint(c);
     }
     sortFindings(report.findings);

@@ -125,6 +125,7 @@ void readMetricsJsonl(RunHistory& h, const fs::path& p)
     std::istringstream in(readBoundedFile(p.string(), kMetricsLogLimit));
     std::string line;
     int lineNo = 0;
+    std::optional<int64_t> last;
     while (std::getline(in, line)) {
         ++lineNo;
         if (line.find_first_not_of(" \t\r") == std::string::npos)
@@ -134,6 +135,9 @@ void readMetricsJsonl(RunHistory& h, const fs::path& p)
             if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer())
                 continue;
             const int64_t step = j["step"].get<int64_t>();
+            if (last && step <= *last)
+                h.logRestarts.push_back({p.string(), step, *last, lineNo});
+            last = step;
             for (const auto& [k, v] : j.items()) {
                 if (k != "step")
                     addPoint(h, k, step, v);
@@ -158,6 +162,8 @@ void readMetricsCsv(RunHistory& h, const fs::path& p)
     const auto stepCol = std::find(cols.begin(), cols.end(), "step") - cols.begin();
     if (static_cast<std::size_t>(stepCol) == cols.size())
         return;
+    int lineNo = 1;
+    std::optional<int64_t> last;
     for (std::string line; std::getline(in, line);) {
         std::vector<std::string> cells;
         std::stringstream ls(line);
@@ -165,8 +171,12 @@ void readMetricsCsv(RunHistory& h, const fs::path& p)
             cells.push_back(c);
         if (static_cast<std::size_t>(stepCol) >= cells.size() || cells[static_cast<std::size_t>(stepCol)].empty())
             continue;
+        ++lineNo;
         try {
             const int64_t step = std::stoll(cells[static_cast<std::size_t>(stepCol)]);
+            if (last && step < *last) // Lightning's CSV has one row per metric and step: equal steps repeat
+                h.logRestarts.push_back({p.string(), step, *last, lineNo});
+            last = step;
             for (std::size_t i = 0; i < cells.size() && i < cols.size(); ++i) {
                 if (static_cast<std::ptrdiff_t>(i) != stepCol && !cells[i].empty() && cols[i] != "epoch")
                     h.series[cols[i]].emplace_back(step, std::stod(cells[i]));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "ckpt/rules/checkpoint_facts.h"
+#include "ckpt/state/state_summary.h"
 
 #include <nlohmann/json.hpp>
 
@@ -48,6 +49,7 @@ struct CheckReport {
     std::vector<Finding> findings;         // most severe first, then by component and rule
     std::map<std::string, std::vector<SeriesPoint>> series; // runs: one value per checkpoint
     std::vector<Discontinuity> discontinuities;
+    std::vector<StateSummary> states;      // one per checked checkpoint, in the order of `checkpoints`
     bool cancelled = false;
 
     std::size_t count(Severity severity) const;

@@ -28,10 +28,20 @@ struct RunCheckpoint {
     std::optional<int64_t> saveIndex;
 };
 
+/// A logged step series that goes back: the run was resumed from an earlier checkpoint and logged
+/// those steps again (TensorBoard purges them on such a restart; a metrics file keeps both).
+struct LogRestart {
+    std::string file;     // the log file
+    int64_t step = 0;     // the first step logged after the restart
+    int64_t previous = 0; // the last step logged before it (>= step)
+    int line = 0;         // where in the file the restart is (1-based; 0 for formats without lines)
+};
+
 struct RunHistory {
     std::string path;
     std::vector<RunCheckpoint> checkpoints;                              // ordered by step (else save index)
     std::map<std::string, std::vector<std::pair<int64_t, double>>> series; // metric -> (step, value)
+    std::vector<LogRestart> logRestarts; // in file order
     std::string latestFrom; // how `latest` was decided: "latest file", "newest complete checkpoint"...
     std::string bestFrom;
     std::vector<std::string> warnings;

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+// One line per part of S_t for a checkpoint: what a report or a timeline shows of it without the
+// whole state (the state can be large; its summary is a few hundred bytes).
+#pragma once
+
+#include "ckpt/state/training_state.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ckpt {
+
+struct StateSummary {
+    std::string path;
+    std::optional<int64_t> step;
+    /// (part, text) in S_t's order: W, O, L, A, R, D, C, E; a part the checkpoint lacks says so.
+    std::vector<std::pair<std::string, std::string>> parts;
+    std::string rngFingerprint; // rank 0's (else the first) torch CPU generator; "" when none
+};
+
+StateSummary summarizeState(const TrainingState& state);
+
+} // namespace ckpt
