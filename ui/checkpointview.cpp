@@ -8,6 +8,7 @@
 #include "ui/pages/checkpointtensorspage.h"
 #include "ui/pages/optimizerpage.h"
 #include "ui/pages/rngpage.h"
+#include "ui/pages/timelinepage.h"
 #include "ui/pages/schedulepage.h"
 #include "ui/rawpage.h"
 #include "ui/textformat.h"
@@ -50,6 +51,7 @@ CheckpointView::CheckpointView(QWidget* parent)
     , m_schedule(new SchedulePage)
     , m_rng(new RngPage)
     , m_raw(new RawPage)
+    , m_timeline(new TimelinePage)
 {
     m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_title->setObjectName(QStringLiteral("checkpointTitle"));
@@ -64,6 +66,9 @@ CheckpointView::CheckpointView(QWidget* parent)
     m_tabs->insertTab(ScheduleTab, m_schedule, tr("Schedule"));
     m_tabs->insertTab(RngTab, m_rng, tr("RNG && data"));
     m_tabs->insertTab(RawTab, m_raw, tr("Raw"));
+    m_tabs->insertTab(TimelineTab, m_timeline, tr("Timeline"));
+    m_tabs->setTabToolTip(TimelineTab, tr("The run on one step axis: loss, checkpoints, resume points and each part of S_t"));
+    connect(m_timeline, &TimelinePage::compareRequested, this, &CheckpointView::compareRequested);
     connect(m_tabs, &QTabWidget::currentChanged, this, &CheckpointView::refreshPage);
 
     auto* top = new QHBoxLayout;
@@ -123,6 +128,10 @@ void CheckpointView::updatePages()
 
 void CheckpointView::refreshPage(int tab)
 {
+    if (tab == TimelineTab) { // the run's, not the checkpoint's: redrawn when the run's check arrives
+        m_timeline->setRun(m_run, m_index);
+        return;
+    }
     if (tab < TensorsTab || tab > RngTab || m_pageGiven[tab] == m_pageState)
         return;
     m_pageGiven[tab] = m_pageState;
@@ -153,6 +162,8 @@ void CheckpointView::setCheckpoint(const RunDataPtr& run, int index)
     m_index = valid ? index : -1;
     m_overview->setCheckpoint(m_run.get(), m_index);
     updatePages();
+    if (m_tabs->currentIndex() == TimelineTab)
+        m_timeline->setRun(m_run, m_index);
     if (path == m_path && valid)
         return; // same checkpoint, more of its data arrived
     m_path = path;
@@ -196,7 +207,7 @@ void CheckpointView::showFile(int comboIndex)
 QStringList CheckpointView::tabNames()
 {
     return {QStringLiteral("overview"), QStringLiteral("tensors"), QStringLiteral("optimizer"),
-            QStringLiteral("schedule"), QStringLiteral("rng"), QStringLiteral("raw")};
+            QStringLiteral("schedule"), QStringLiteral("rng"), QStringLiteral("raw"), QStringLiteral("timeline")};
 }
 
 bool CheckpointView::focusFilter()

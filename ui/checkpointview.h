@@ -26,11 +26,12 @@ class CheckpointTensorsPage;
 class OptimizerPage;
 class RngPage;
 class SchedulePage;
+class TimelinePage;
 
 class CheckpointView final : public QWidget {
     Q_OBJECT
 public:
-    enum Tab { OverviewTab, TensorsTab, OptimizerTab, ScheduleTab, RngTab, RawTab, TabCount };
+    enum Tab { OverviewTab, TensorsTab, OptimizerTab, ScheduleTab, RngTab, RawTab, TimelineTab, TabCount };
 
     explicit CheckpointView(QWidget* parent = nullptr);
     ~CheckpointView() override;
@@ -44,7 +45,7 @@ public:
     /// Stops the pages' background work (tensor statistics, the optimizer's moments).
     void cancelBackgroundWork();
 
-    /// "overview", "tensors", "optimizer", "schedule", "rng", "raw"
+    /// "overview", "tensors", "optimizer", "schedule", "rng", "raw", "timeline"
     static QStringList tabNames();
     bool selectTab(const QString& name);
     /// Puts the keyboard focus in the shown tab's name filter; false when the tab has none.
@@ -58,6 +59,7 @@ public:
     OptimizerPage* optimizerPage() const { return m_optimizer; }
     SchedulePage* schedulePage() const { return m_schedule; }
     RngPage* rngPage() const { return m_rng; }
+    TimelinePage* timelinePage() const { return m_timeline; }
     RawPage* rawPage() const { return m_raw; }
     /// The file the Raw tab shows.
     QComboBox* fileChooser() const { return m_fileChooser; }
@@ -65,6 +67,8 @@ public:
     const std::vector<std::shared_ptr<const ckpt::CheckpointFile>>& files() const { return m_files; }
 
 signals:
+    /// The timeline asks to compare the checkpoints on both sides of a resume, with `component` first.
+    void compareRequested(const QString& before, const QString& after, const QString& component);
     /// The checkpoint's files have all been opened or failed.
     void filesLoaded();
     /// A page's background job advanced or ended (ids: CheckpointTensorsPage::jobId(), ...).
@@ -91,6 +95,7 @@ private:
     OptimizerPage* m_optimizer;
     SchedulePage* m_schedule;
     RngPage* m_rng;
+    TimelinePage* m_timeline;
     RawPage* m_raw;
     std::shared_ptr<const ckpt::TrainingState> m_pageState; // what the data pages show
     std::shared_ptr<const ckpt::TrainingState> m_pageGiven[TabCount]; // what each page was last given

@@ -12,6 +12,7 @@
 #include "ui/textformat.h"
 
 #include <QCheckBox>
+#include <QHash>
 #include <QComboBox>
 #include <QFileInfo>
 #include <QFutureWatcher>
@@ -297,4 +298,27 @@ void CompareView::startTensorDiff(const QString& pathA, const QString& pathB)
             return nullptr; // an unreadable pair keeps the structural table
         }
     }));
+}
+
+bool CompareView::selectComponent(const QString& component)
+{
+    // ckpt::componentName -> the letter of S_t its section carries ("Grad scaler (A)")
+    static const QHash<QString, QString> letter = {
+        {QStringLiteral("data"), QStringLiteral("(D)")},      {QStringLiteral("model"), QStringLiteral("(W)")},
+        {QStringLiteral("optimizer"), QStringLiteral("(O)")}, {QStringLiteral("scheduler"), QStringLiteral("(L)")},
+        {QStringLiteral("scaler"), QStringLiteral("(A)")},    {QStringLiteral("rng"), QStringLiteral("(R)")},
+        {QStringLiteral("progress"), QStringLiteral("(C)")},  {QStringLiteral("environment"), QStringLiteral("(E)")}};
+    const QString suffix = letter.value(component);
+    if (suffix.isEmpty())
+        return false;
+    for (int row = 0; row < m_comparison->rowCount(); ++row) {
+        const QModelIndex index = m_comparison->index(row, ComparisonModel::Field);
+        if (!index.data().toString().endsWith(suffix))
+            continue;
+        m_comparisonView->setCurrentIndex(index);
+        m_comparisonView->expand(index);
+        m_comparisonView->scrollTo(index, QAbstractItemView::PositionAtTop);
+        return true;
+    }
+    return false;
 }

@@ -39,6 +39,9 @@ public:
     void compareDefault(int runId);
     /// Recomputes with what has arrived since (states read after the choice was made).
     void refresh();
+    /// Selects and expands the section of a part of S_t (a ckpt::componentName: "scaler", "rng"...);
+    /// false when the comparison has no such section.
+    bool selectComponent(const QString& component);
     /// A as (run id, checkpoint index); false when none is chosen.
     bool chosenA(int& runId, int& index) const;
 

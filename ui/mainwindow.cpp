@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/mainwindow.h"
+#include "ui/backgroundpriority.h"
+#include "ui/reporthtml.h"
 
 #include "ui/checkpointloader.h"
 #include "ui/checkpointview.h"
@@ -24,14 +26,19 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QtConcurrent>
+#include <QFutureWatcher>
+#include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMimeData>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QTabBar>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTimer>
 #include <QTreeView>
 
@@ -136,10 +143,10 @@ void MainWindow::createDocks()
 
     m_findings = new FindingsPanel;
     auto* findings = new QDockWidget(tr("Findings"), this);
+    m_findingsDock = findings;
     findings->setObjectName(QStringLiteral("findingsDock"));
     findings->setWidget(m_findings);
     addDockWidget(Qt::BottomDockWidgetArea, findings);
-    resizeDocks({findings}, {200}, Qt::Vertical);
     connect(m_findings, &FindingsPanel::findingActivated, this, &MainWindow::jumpTo);
 
     // Resume validation replays the next update in a separate process (ckpt-validate), so it
@@ -147,7 +154,13 @@ void MainWindow::createDocks()
     m_validation = new ValidationPanel;
     auto* validation = new QDockWidget(tr("Resume validation"), this);
     validation->setObjectName(QStringLiteral("validationDock"));
-    validation->setWidget(m_validation);
+    // in a scroll area: the panel's form and report need ~300 px, which would otherwise be the
+    // least height of the whole bottom dock area (both docks are tabbed together)
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(m_validation);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    validation->setWidget(scroll);
     addDockWidget(Qt::BottomDockWidgetArea, validation);
     tabifyDockWidget(findings, validation);
     findings->raise();
@@ -164,6 +177,16 @@ void MainWindow::createMenus()
     file->addAction(tr("&Close run"), QKeySequence::Close, this, [this] {
         if (m_checkpointView->runId())
             closeRun(m_checkpointView->runId());
+    });
+    file->addSeparator();
+    file->addAction(tr("&Export report…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, [this] {
+        const RunDataPtr run = m_runs->run(m_checkpointView->runId());
+        if (!run)
+            return;
+        const QString file = QFileDialog::getSaveFileName(this, tr("Export report"), run->name.section(QLatin1Char('/'), -1) + QStringLiteral("-report.html"),
+                                                          tr("HTML (*.html)"));
+        if (!file.isEmpty())
+            exportReport(run->path, file);
     });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
@@ -204,6 +227,12 @@ void MainWindow::createStatusBar()
     connect(m_job, &JobStatus::cancelRequested, this, &MainWindow::cancelBackgroundWork);
     connect(m_checkpointView, &CheckpointView::jobProgress, m_job, &JobStatus::setProgress);
     connect(m_checkpointView, &CheckpointView::jobFinished, m_job, &JobStatus::finish);
+    // a resume band of the timeline: both sides in the compare view, the first differing part selected
+    connect(m_checkpointView, &CheckpointView::compareRequested, this,
+            [this](const QString& before, const QString& after, const QString& component) {
+                if (compareByPath(before, after) && !component.isEmpty())
+                    m_compareView->selectComponent(component);
+            });
 }
 
 void MainWindow::connectLoader()
@@ -275,6 +304,8 @@ bool MainWindow::isBusy() const
 
 void MainWindow::cancelBackgroundWork()
 {
+    if (m_reportCancel)
+        *m_reportCancel = true;
     m_checkpointView->cancelBackgroundWork();
     if (!m_loader->isBusy())
         return;
@@ -355,6 +386,62 @@ void MainWindow::rebuildFindings()
         }
     }
     m_findings->setFindings(std::move(rows));
+    fitFindingsDock();
+}
+
+void MainWindow::exportReport(const QString& path, const QString& file)
+{
+    if (m_reportCancel)
+        *m_reportCancel = true; // one report at a time: the newest wins
+    auto cancel = std::make_shared<std::atomic_bool>(false);
+    m_reportCancel = cancel;
+    const QString job = QStringLiteral("report");
+    m_job->setProgress(job, 0, 0, tr("Reading and checking %1 for the report").arg(QFileInfo(path).fileName()));
+    auto* watcher = new QFutureWatcher<std::shared_ptr<ckpt::RunReport>>(this);
+    connect(watcher, &QFutureWatcher<std::shared_ptr<ckpt::RunReport>>::finished, this, [this, watcher, cancel, file, job] {
+        watcher->deleteLater();
+        m_job->finish(job);
+        if (m_reportCancel == cancel)
+            m_reportCancel = nullptr;
+        std::shared_ptr<ckpt::RunReport> report;
+        QString error;
+        try {
+            report = watcher->result();
+        } catch (const std::exception& e) {
+            error = fromUtf8(e.what());
+        }
+        if (*cancel || (report && report->check.cancelled))
+            error = tr("cancelled");
+        if (error.isEmpty()) {
+            QFile out(file);
+            const QByteArray html = renderReportHtml(*report, palette()).toUtf8();
+            if (!out.open(QIODevice::WriteOnly | QIODevice::Truncate) || out.write(html) != html.size() || !out.flush())
+                error = tr("cannot write %1: %2").arg(file, out.errorString());
+        }
+        m_statusLabel->setText(error.isEmpty() ? tr("Report written to %1").arg(QDir::toNativeSeparators(file))
+                                               : tr("No report: %1").arg(error));
+        emit reportExported(file, error);
+    });
+    watcher->setFuture(QtConcurrent::run([path, cancel] {
+        lowerThreadPriority();
+        return std::make_shared<ckpt::RunReport>(buildReportForExport(path, [cancel] { return !*cancel; }));
+    }));
+}
+
+void MainWindow::fitFindingsDock()
+{
+    if (!m_findingsDock || m_findingsDock->isFloating() || !m_findingsDock->isVisible())
+        return;
+    if (m_findingsHeightSet >= 0 && std::abs(m_findingsDock->height() - m_findingsHeightSet) > 4)
+        return; // dragged by the user (or restored from the last session): theirs from now on
+    QTableView* view = m_findings->view();
+    const int rows = std::clamp(view->model() ? view->model()->rowCount() : 0, 2, 8);
+    const int rowHeight = view->verticalHeader()->defaultSectionSize();
+    // the dock's title and tab bar, the panel's filter row, the table's header and rows
+    const int chrome = m_findingsDock->height() - view->viewport()->height();
+    const int wanted = chrome + rows * rowHeight + rowHeight / 2;
+    resizeDocks({m_findingsDock}, {wanted}, Qt::Vertical);
+    m_findingsHeightSet = m_findingsDock->height();
 }
 
 void MainWindow::jumpTo(const FindingRow& row)

@@ -8,12 +8,16 @@
 
 #include <QMainWindow>
 
+#include <atomic>
+#include <memory>
+
 class CheckpointView;
 class CompareView;
 class FindingsPanel;
 class ValidationPanel;
 class JobStatus;
 class QAction;
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QStackedWidget;
@@ -50,6 +54,10 @@ public:
     /// a path is not a checkpoint of an open run (yet).
     bool compareByPath(const QString& pathA, const QString& pathB);
     void showCheckpoint(int runId, int index);
+    /// Writes the report of the run (or checkpoint) at `path` to `file` as one HTML file: read and
+    /// checked in the background (progress and Cancel in the status bar), drawn here. Emits
+    /// reportExported when done.
+    void exportReport(const QString& path, const QString& file);
 
     RunBrowserModel* runModel() const { return m_runs; }
     RunBrowser* runBrowser() const { return m_browser; }
@@ -62,6 +70,8 @@ public:
 signals:
     /// Every run opened so far has been read and audited (or the work was cancelled).
     void loadsFinished();
+    /// exportReport's end: `error` is empty when `file` was written.
+    void reportExported(const QString& file, const QString& error);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -80,6 +90,9 @@ private:
     void onRunChanged(int runId, int index); // index -1: the whole run (its audit)
     void onIdle();
     void rebuildFindings();
+    /// Sizes the findings dock to its rows (2 to 8 of them) until the user drags it to a height of
+    /// their own: an empty list takes no room from the checkpoint.
+    void fitFindingsDock();
     void jumpTo(const FindingRow& row);
     void updateTitle();
 
@@ -88,6 +101,8 @@ private:
     RunBrowserModel* m_runs;
     RunBrowser* m_browser = nullptr;
     FindingsPanel* m_findings = nullptr;
+    QDockWidget* m_findingsDock = nullptr;
+    int m_findingsHeightSet = -1; // the height fitFindingsDock() last gave; another one: the user's
     ValidationPanel* m_validation = nullptr;
     QStackedWidget* m_centre = nullptr;
     CheckpointView* m_checkpointView = nullptr;
@@ -98,5 +113,6 @@ private:
     QAction* m_inspectAction = nullptr;
     QAction* m_compareAction = nullptr;
     QTimer* m_findingsTimer = nullptr;             // coalesces findings updates while a run scans
-    QStringList m_pendingCompare;                  // --compare A B before A and B have arrived
+    QStringList m_pendingCompare;
+    std::shared_ptr<std::atomic_bool> m_reportCancel; // the report being built, if any                  // --compare A B before A and B have arrived
 };

@@ -78,6 +78,8 @@ void RunData::applyAudit(PlacedFindings&& placed)
         target.insert(target.end(), std::make_move_iterator(source.begin()), std::make_move_iterator(source.end()));
     }
     runFindings.insert(runFindings.end(), std::make_move_iterator(placed.run.begin()), std::make_move_iterator(placed.run.end()));
+    if (placed.timeline)
+        timeline = std::move(placed.timeline);
 }
 
 QString RunData::folder() const

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "ckpt/findings/finding.h"
+#include "ckpt/report/timeline.h"
 #include "ckpt/state/run_history.h"
 #include "ckpt/state/training_state.h"
 
@@ -35,6 +36,9 @@ struct RunCheckpointData {
 struct PlacedFindings {
     std::vector<std::vector<ckpt::Finding>> byCheckpoint;
     std::vector<ckpt::Finding> run;
+    /// The run's timeline, built in the same background job from the check's report (null for
+    /// loose files and single checkpoints).
+    std::shared_ptr<const ckpt::Timeline> timeline;
 };
 
 /// Places each finding on every checkpoint it names (ckpt::Finding::checkpoints, compared as
@@ -51,6 +55,7 @@ struct RunData {
     std::shared_ptr<const ckpt::RunHistory> fullHistory; // as read, checkpoints included: what the data pages take
     std::vector<RunCheckpointData> checkpoints;
     std::vector<ckpt::Finding> runFindings; // about the run as a whole (the latest pointer...)
+    std::shared_ptr<const ckpt::Timeline> timeline; // null until the run's check has finished
     bool audited = false;
     QString auditNote; // why there is no audit (a Lightning folder has no manifests)
 

@@ -164,15 +164,20 @@ void RunLoader::startScan(const RunDataPtr& run)
 
     // Loose files have no run to check as one: each file is checked as a checkpoint.
     const std::vector<std::string> inputs = run->looseFiles ? paths : std::vector<std::string>{run->path.toStdString()};
-    m_pool.start([self, runId, inputs, paths, cancelled] {
+    // a run's timeline comes from the same check (core/report/timeline.h): nothing is read twice
+    const auto history = run->looseFiles || run->singleCheckpoint ? nullptr : run->fullHistory;
+    m_pool.start([self, runId, inputs, paths, cancelled, history] {
         lowerThreadPriority();
         std::vector<ckpt::Finding> findings;
+        std::shared_ptr<const ckpt::Timeline> timeline;
         QString note;
         ckpt::CheckOptions options;
         options.progress = [cancelled](const ckpt::CheckProgress&) { return !*cancelled; };
         for (const std::string& input : inputs) {
             try {
                 ckpt::CheckReport report = ckpt::checkPaths({input}, options);
+                if (history && report.kind == "run" && !report.cancelled)
+                    timeline = std::make_shared<const ckpt::Timeline>(ckpt::buildTimeline(*history, report));
                 findings.insert(findings.end(), std::make_move_iterator(report.findings.begin()),
                                 std::make_move_iterator(report.findings.end()));
             } catch (const std::exception& e) {
@@ -182,6 +187,7 @@ void RunLoader::startScan(const RunDataPtr& run)
         // Sorted here: on the GUI thread, matching a run's hundreds of findings to its checkpoints
         // took longer than a frame.
         auto placed = std::make_shared<PlacedFindings>(placeFindings(paths, findings));
+        placed->timeline = std::move(timeline);
         QMetaObject::invokeMethod(self.data(), [self, runId, placed, note, cancelled] {
             if (!self || *cancelled)
                 return;

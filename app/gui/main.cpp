@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// checkpoint-inspector [PATH...] [--tab NAME] [--compare A B] [--screenshot FILE] [--palette system|light|dark]
+// checkpoint-inspector [PATH...] [--tab NAME] [--compare A B] [--screenshot FILE] [--report FILE.html] [--palette system|light|dark]
 #include "checkpoint_inspector_version.h"
 
 #include "ui/errorpanel.h"
@@ -25,7 +25,7 @@ namespace {
 bool wantsOffscreen(int argc, char** argv)
 {
     for (int i = 1; i < argc; ++i) {
-        for (const char* option : {"--screenshot", "--help", "--version", "-h", "-v"}) {
+        for (const char* option : {"--screenshot", "--report", "--help", "--version", "-h", "-v"}) {
             if (std::strncmp(argv[i], option, std::strlen(option)) == 0)
                 return true;
         }
@@ -115,7 +115,11 @@ int main(int argc, char** argv)
     const QCommandLineOption palette(QStringLiteral("palette"),
                                      QApplication::translate("main", "Colours: system (default), light or dark."),
                                      QStringLiteral("NAME"), QStringLiteral("system"));
-    parser.addOptions({screenshot, tab, palette});
+    const QCommandLineOption report(QStringLiteral("report"),
+                                    QApplication::translate("main", "Write the report of PATH (a run or a checkpoint) as one HTML file "
+                                                                    "with its plots embedded, then exit."),
+                                    QStringLiteral("FILE"));
+    parser.addOptions({screenshot, tab, palette, report});
     if (!compareError.isEmpty()) {
         std::fprintf(stderr, "checkpoint-inspector: %s\n", qPrintable(compareError));
         return 2;
@@ -131,7 +135,7 @@ int main(int argc, char** argv)
         return 2;
     }
 
-    const bool screenshotMode = parser.isSet(screenshot);
+    const bool screenshotMode = parser.isSet(screenshot) || parser.isSet(report);
     MainWindow window(screenshotMode ? MainWindow::Settings::Ignore : MainWindow::Settings::Use);
     if (parser.isSet(tab) && !window.selectTab(parser.value(tab))) {
         std::fprintf(stderr, "checkpoint-inspector: unknown tab '%s' (choose from %s)\n", qPrintable(parser.value(tab)),
@@ -148,6 +152,24 @@ int main(int argc, char** argv)
     }
     if (!paths.isEmpty())
         window.openPaths(paths);
+
+    if (parser.isSet(report)) {
+        if (paths.size() != 1) {
+            std::fprintf(stderr, "checkpoint-inspector: --report needs exactly one PATH (a run or a checkpoint)\n");
+            return 2;
+        }
+        const QString file = parser.value(report);
+        QObject::connect(&window, &MainWindow::reportExported, &window, [file](const QString&, const QString& error) {
+            if (!error.isEmpty())
+                std::fprintf(stderr, "checkpoint-inspector: --report %s: %s\n", qPrintable(file), qPrintable(error));
+            else
+                std::printf("report %s written\n", qPrintable(file));
+            std::fflush(stdout);
+            QCoreApplication::exit(error.isEmpty() ? 0 : 1);
+        });
+        window.exportReport(paths.front(), file);
+        return QApplication::exec();
+    }
 
     if (screenshotMode) {
         const QString file = parser.value(screenshot);

@@ -10,6 +10,8 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <filesystem>
@@ -129,6 +131,29 @@ private slots:
         for (const char* key : {"path", "kind", "check", "states", "timeline", "pair", "probes", "validations"})
             QVERIFY2(j.contains(key), key);
         QCOMPARE(j["states"].size(), std::size_t(2));
+    }
+
+    void reportOfEverySampleRun()
+    {
+        for (const char* run : {"tiny-mlp", "ddp4-mlp", "hf-trainer", "lightning", "deepspeed", "accelerate", "dcp", "dcp-no-collectives",
+                                "broken/data-cursor-wrong", "broken/hash-mismatch", "broken/missing-rank-rng", "broken/no-complete-marker",
+                                "broken/optimizer-not-restored", "broken/rng-not-restored", "broken/scaler-reset",
+                                "broken/scheduler-stepped-twice"}) {
+            const auto md = runCkpt({"report", QString::fromStdString(sample(run))});
+            QVERIFY2(md.code == 0 && md.out.startsWith("# Checkpoint report: "), run);
+            const auto js = runCkpt({"report", QString::fromStdString(sample(run)), "--format", "json"});
+            QVERIFY2(js.code == 0, run);
+            const nlohmann::json j = nlohmann::json::parse(js.out.toStdString());
+            QVERIFY2(j["kind"] == "run" && j["timeline"].is_object() && !j["states"].empty(), run);
+        }
+        // -o FILE, and a path that is not there
+        QTemporaryDir tmp;
+        const QString file = tmp.filePath("r.md");
+        QCOMPARE(runCkpt({"report", QString::fromStdString(sample("tiny-mlp")), "-o", file}).code, 0);
+        QVERIFY(QFileInfo(file).size() > 1000);
+        const auto missing = runCkpt({"report", "/nonexistent/run"});
+        QCOMPARE(missing.code, 2);
+        QVERIFY(missing.err.contains("/nonexistent/run"));
     }
 
     void goldenReports_data()

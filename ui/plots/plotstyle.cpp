@@ -22,6 +22,8 @@ void applyPlotPalette(QCustomPlot* plot, const QPalette& palette)
         if (auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->elementAt(i)))
             title->setTextColor(text);
     }
+    if (!plot->legend) // a plot that rebuilt its layout (the timeline's stacked rows) has none
+        return;
     plot->legend->setBrush(palette.brush(QPalette::Base));
     plot->legend->setTextColor(text);
     plot->legend->setBorderPen(QPen(markerColor(palette)));
