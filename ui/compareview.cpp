@@ -62,10 +62,10 @@ CompareView::CompareView(QWidget* parent)
         m_chooserB->setCurrentIndex(a); // updates once
     });
     m_differencesOnly->setToolTip(tr("Hide values that are the same in A and B"));
-    connect(m_differencesOnly, &QCheckBox::toggled, this, [this](bool on) {
-        m_comparison->setDifferencesOnly(on);
-        m_comparisonView->expandAll();
-    });
+    // Differences first: one line per part of S_t with its count, expanded on demand
+    m_differencesOnly->setChecked(true);
+    m_comparison->setDifferencesOnly(true);
+    connect(m_differencesOnly, &QCheckBox::toggled, this, [this](bool on) { m_comparison->setDifferencesOnly(on); });
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
@@ -246,7 +246,6 @@ void CompareView::update()
     m_findings->setFindings(std::move(findings));
     m_findingsView->resizeColumnToContents(FindingsModel::Severity);
     m_findingsView->resizeColumnToContents(FindingsModel::Checkpoint);
-    m_comparisonView->expandAll();
     m_tensorView->resizeColumnsToContents();
 }
 

@@ -91,12 +91,12 @@ private slots:
             QStringLiteral("  checkpoint-0000100 | 100 |  | 1 info"),
             QStringLiteral("  checkpoint-0000200 | 200 |  | 1 info"),
             QStringLiteral("  checkpoint-0000300 | 300 | latest | 1 info"),
-            QStringLiteral("hash-mismatch | 200–300 |  | 2 error(s), 2 info"),
+            QStringLiteral("hash-mismatch | 200–300 |  | 2 err 2 info"),
             QStringLiteral("  checkpoint-0000200 | 200 |  | 1 info"),
-            QStringLiteral("  checkpoint-0000300 | 300 | latest | 2 error(s), 1 info"),
-            QStringLiteral("scheduler-stepped-twice | 200–300 |  | 3 error(s), 2 warning(s), 2 info"),
-            QStringLiteral("  checkpoint-0000200 | 200 |  | 1 error(s), 1 warning(s), 1 info"),
-            QStringLiteral("  checkpoint-0000300 | 300 | latest | 2 error(s), 1 warning(s), 1 info"),
+            QStringLiteral("  checkpoint-0000300 | 300 | latest | 2 err 1 info"),
+            QStringLiteral("scheduler-stepped-twice | 200–300 |  | 3 err 2 warn 2 info"),
+            QStringLiteral("  checkpoint-0000200 | 200 |  | 1 err 1 warn 1 info"),
+            QStringLiteral("  checkpoint-0000300 | 300 | latest | 2 err 1 warn 1 info"),
             QStringLiteral("epoch=0-step=25.ckpt | 25 |  | 2 info"),
             QStringLiteral("  epoch=0-step=25.ckpt | 25 | latest | 2 info"),
         };
@@ -324,13 +324,28 @@ private slots:
         QVERIFY(model.hasValues());
         QCOMPARE(model.rowCount(), int(diff.tensors.size()));
         QVERIFY(diff.tensors.size() > 6);
+        // every tensor once, with its figures; what changed most first (relative L2 descending)
+        std::map<QString, const ckpt::TensorDiff*> byKey;
+        for (const auto& t : diff.tensors)
+            byKey[QString::fromStdString(t.key)] = &t;
+        double previous = std::numeric_limits<double>::infinity();
+        bool changedPart = true;
         for (int row = 0; row < model.rowCount(); ++row) {
-            const ckpt::TensorDiff& t = diff.tensors[std::size_t(row)];
-            QCOMPARE(model.index(row, TensorDiffModel::Tensor).data().toString(), QString::fromStdString(t.key));
+            const QString key = model.index(row, TensorDiffModel::Tensor).data().toString();
+            QVERIFY2(byKey.count(key), qPrintable(key));
+            const ckpt::TensorDiff& t = *byKey[key];
+            byKey.erase(key);
             QCOMPARE(model.index(row, TensorDiffModel::Status).data().toString(), QString::fromLatin1(ckpt::diffStatusName(t.status)));
-            if (t.status == ckpt::DiffStatus::Changed)
+            if (t.status == ckpt::DiffStatus::Changed) {
+                QVERIFY2(changedPart, "a changed tensor below an equal one");
+                QVERIFY(t.relL2 <= previous);
+                previous = t.relL2;
                 QCOMPARE(model.index(row, TensorDiffModel::RelL2).data().toString(), QString::number(t.relL2, 'g', 6));
+            } else {
+                changedPart = false;
+            }
         }
+        QVERIFY(byKey.empty());
     }
 
     void cancelStopsTheScans()

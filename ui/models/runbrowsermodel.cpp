@@ -33,16 +33,20 @@ struct FindingCounts {
     }
 };
 
-QString findingsText(const FindingCounts& counts)
+// Short enough for the column at its default width ("2 err 1 warn 3 info"; the words in full are
+// the tooltip): elided text hid the counts behind "erro…".
+QString findingsText(const FindingCounts& counts, bool full = false)
 {
     QStringList parts;
     if (counts.bySeverity[2])
-        parts.append(RunBrowserModel::tr("%n error(s)", nullptr, counts.bySeverity[2]));
+        parts.append(full ? RunBrowserModel::tr("%n error(s)", nullptr, counts.bySeverity[2])
+                          : RunBrowserModel::tr("%1 err").arg(counts.bySeverity[2]));
     if (counts.bySeverity[1])
-        parts.append(RunBrowserModel::tr("%n warning(s)", nullptr, counts.bySeverity[1]));
+        parts.append(full ? RunBrowserModel::tr("%n warning(s)", nullptr, counts.bySeverity[1])
+                          : RunBrowserModel::tr("%1 warn").arg(counts.bySeverity[1]));
     if (counts.bySeverity[0])
-        parts.append(RunBrowserModel::tr("%n info", nullptr, counts.bySeverity[0]));
-    return parts.join(QStringLiteral(", "));
+        parts.append(full ? RunBrowserModel::tr("%n info", nullptr, counts.bySeverity[0]) : RunBrowserModel::tr("%1 info").arg(counts.bySeverity[0]));
+    return parts.join(full ? QStringLiteral(", ") : QStringLiteral(" "));
 }
 
 FindingCounts countsOf(const RunData& run)
@@ -252,6 +256,8 @@ QVariant RunBrowserModel::runData(const RunData& run, int column, int role) cons
             return severityIcon(counts.worst());
         break;
     case Qt::ToolTipRole: {
+        if (column == Findings && counts.worst() >= 0)
+            return findingsText(counts, true);
         QString tip = run.path + QLatin1Char('\n') + tr("%n checkpoint(s)", nullptr, static_cast<int>(run.checkpoints.size()));
         if (run.audited)
             tip += QLatin1Char('\n') + tr("manifest audit done");

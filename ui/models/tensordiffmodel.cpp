@@ -7,6 +7,8 @@
 #include "ui/palettecolors.h"
 #include "ui/textformat.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace {
@@ -83,6 +85,15 @@ void TensorDiffModel::setDiff(const ckpt::CheckpointDiff& diff)
         row.cosine = t.cosine;
         m_rows.push_back(std::move(row));
     }
+    // What changed most first: a restore that lost the optimizer or loaded other weights is the top
+    // row, not somewhere among thousands of equal tensors. Then structural differences, then equal.
+    auto rank = [](const Row& r) { return !r.differs ? 2 : r.compared ? 0 : 1; };
+    std::stable_sort(m_rows.begin(), m_rows.end(), [&](const Row& x, const Row& y) {
+        if (rank(x) != rank(y))
+            return rank(x) < rank(y);
+        const double rx = std::isnan(x.relL2) ? 0 : x.relL2, ry = std::isnan(y.relL2) ? 0 : y.relL2;
+        return rank(x) == 0 && rx > ry;
+    });
     endResetModel();
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/pages/timelinepage.h"
 
+#include "ui/copyaction.h"
 #include "ui/palettecolors.h"
 #include "ui/plots/plotcolors.h"
 #include "ui/plots/plotstyle.h"
@@ -51,6 +52,7 @@ TimelinePage::TimelinePage(QWidget* parent)
     m_headline->setWordWrap(true);
     m_headline->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_resumes->setToolTip(tr("Activate a resume point to compare the checkpoints on both sides"));
+    installCopyAction(m_resumes);
     connect(m_resumes, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
         activateResume(item->data(kBandRole).toInt());
     });
