@@ -122,7 +122,7 @@ void MainWindow::createDocks()
     runs->setObjectName(QStringLiteral("runsDock"));
     runs->setWidget(m_browser);
     addDockWidget(Qt::LeftDockWidgetArea, runs);
-    resizeDocks({runs}, {480}, Qt::Horizontal);
+    resizeDocks({runs}, {560}, Qt::Horizontal); // names, step, marks and the findings badge uncut
     connect(m_browser, &RunBrowser::checkpointSelected, this, [this](int runId, int index) {
         const RunDataPtr run = m_runs->run(runId);
         m_checkpointView->setCheckpoint(run, index);

@@ -26,10 +26,14 @@ RunBrowser::RunBrowser(RunBrowserModel* model, QWidget* parent)
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_view->setTextElideMode(Qt::ElideMiddle);
-    m_view->header()->setStretchLastSection(true);
-    m_view->header()->resizeSection(RunBrowserModel::Name, 200);
-    m_view->header()->resizeSection(RunBrowserModel::Step, 64);
-    m_view->header()->resizeSection(RunBrowserModel::Marks, 100);
+    // The name takes what is left (elided in the middle, the path in its tooltip); the marks and the
+    // findings badge are as wide as their text, so "2 err 1 warn 2 info" is never cut.
+    QHeaderView* header = m_view->header();
+    header->setStretchLastSection(false);
+    header->setSectionResizeMode(RunBrowserModel::Name, QHeaderView::Stretch);
+    header->setSectionResizeMode(RunBrowserModel::Step, QHeaderView::ResizeToContents);
+    header->setSectionResizeMode(RunBrowserModel::Marks, QHeaderView::ResizeToContents);
+    header->setSectionResizeMode(RunBrowserModel::Findings, QHeaderView::ResizeToContents);
     installCopyAction(m_view);
 
     auto* compare = new QAction(tr("Compare the two selected"), m_view);

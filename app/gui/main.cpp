@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// checkpoint-inspector [PATH...] [--tab NAME] [--compare A B] [--screenshot FILE] [--report FILE.html] [--palette system|light|dark]
+// checkpoint-inspector [PATH...] [--tab NAME] [--compare A B] [--screenshot FILE] [--report FILE.html] [--size WxH] [--palette system|light|dark]
 #include "checkpoint_inspector_version.h"
 
 #include "ui/errorpanel.h"
@@ -119,7 +119,10 @@ int main(int argc, char** argv)
                                     QApplication::translate("main", "Write the report of PATH (a run or a checkpoint) as one HTML file "
                                                                     "with its plots embedded, then exit."),
                                     QStringLiteral("FILE"));
-    parser.addOptions({screenshot, tab, palette, report});
+    const QCommandLineOption size(QStringLiteral("size"),
+                                  QApplication::translate("main", "Window size WIDTHxHEIGHT (default 1400x860), e.g. for screenshots."),
+                                  QStringLiteral("WxH"));
+    parser.addOptions({screenshot, tab, palette, report, size});
     if (!compareError.isEmpty()) {
         std::fprintf(stderr, "checkpoint-inspector: %s\n", qPrintable(compareError));
         return 2;
@@ -137,6 +140,15 @@ int main(int argc, char** argv)
 
     const bool screenshotMode = parser.isSet(screenshot) || parser.isSet(report);
     MainWindow window(screenshotMode ? MainWindow::Settings::Ignore : MainWindow::Settings::Use);
+    if (parser.isSet(size)) {
+        const QStringList wh = parser.value(size).split(QLatin1Char('x'));
+        const int w = wh.size() == 2 ? wh[0].toInt() : 0, h = wh.size() == 2 ? wh[1].toInt() : 0;
+        if (w < 400 || h < 300) {
+            std::fprintf(stderr, "checkpoint-inspector: --size takes WIDTHxHEIGHT (at least 400x300), not '%s'\n", qPrintable(parser.value(size)));
+            return 2;
+        }
+        window.resize(w, h);
+    }
     if (parser.isSet(tab) && !window.selectTab(parser.value(tab))) {
         std::fprintf(stderr, "checkpoint-inspector: unknown tab '%s' (choose from %s)\n", qPrintable(parser.value(tab)),
                      qPrintable(MainWindow::tabNames().join(QStringLiteral(", "))));
