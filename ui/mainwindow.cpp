@@ -109,7 +109,9 @@ MainWindow::MainWindow(Settings settings, QWidget* parent)
     if (m_settings == Settings::Use) {
         const QSettings store;
         restoreGeometry(store.value(geometryKey()).toByteArray());
-        restoreState(store.value(stateKey()).toByteArray());
+        // the dock sizes of the last session are the user's: the findings dock is not fitted over them
+        if (restoreState(store.value(stateKey()).toByteArray()))
+            m_findingsHeightSet = kFindingsHeightUsers;
     }
 }
 
@@ -432,8 +434,11 @@ void MainWindow::fitFindingsDock()
 {
     if (!m_findingsDock || m_findingsDock->isFloating() || !m_findingsDock->isVisible())
         return;
-    if (m_findingsHeightSet >= 0 && std::abs(m_findingsDock->height() - m_findingsHeightSet) > 4)
-        return; // dragged by the user (or restored from the last session): theirs from now on
+    if (m_findingsHeightSet == kFindingsHeightUsers
+        || (m_findingsHeightSet >= 0 && std::abs(m_findingsDock->height() - m_findingsHeightSet) > 4)) {
+        m_findingsHeightSet = kFindingsHeightUsers; // dragged by the user, or restored: theirs from now on
+        return;
+    }
     QTableView* view = m_findings->view();
     const int rows = std::clamp(view->model() ? view->model()->rowCount() : 0, 2, 8);
     const int rowHeight = view->verticalHeader()->defaultSectionSize();

@@ -102,6 +102,7 @@ private:
     RunBrowser* m_browser = nullptr;
     FindingsPanel* m_findings = nullptr;
     QDockWidget* m_findingsDock = nullptr;
+    static constexpr int kFindingsHeightUsers = -2; // the user's size (dragged, or restored from the last session)
     int m_findingsHeightSet = -1; // the height fitFindingsDock() last gave; another one: the user's
     ValidationPanel* m_validation = nullptr;
     QStackedWidget* m_centre = nullptr;

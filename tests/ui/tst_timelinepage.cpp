@@ -82,7 +82,9 @@ private slots:
                                   QStringLiteral("hf-trainer"), QStringLiteral("lightning"), QStringLiteral("deepspeed"),
                                   QStringLiteral("accelerate"), QStringLiteral("dcp"), QStringLiteral("dcp-no-collectives"),
                                   QStringLiteral("broken/hash-mismatch"), QStringLiteral("broken/missing-rank-rng"),
-                                  QStringLiteral("broken/no-complete-marker")};
+                                  QStringLiteral("broken/no-complete-marker"), QStringLiteral("broken/data-cursor-wrong"),
+                                  QStringLiteral("broken/optimizer-not-restored"), QStringLiteral("broken/rng-not-restored"),
+                                  QStringLiteral("broken/scheduler-stepped-twice")};
         for (const QString& run : runs) {
             const QString file = tmp.filePath(QString(run).replace(QLatin1Char('/'), QLatin1Char('_')) + QStringLiteral(".html"));
             QSignalSpy done(&window, &MainWindow::reportExported);
