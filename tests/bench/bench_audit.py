@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -227,6 +228,25 @@ def cpu_flags() -> set[str]:
     return set()
 
 
+def openssl_sha256_limit(openssl_bin: str | None, cores: int) -> tuple[float | None, float | None]:
+    """The most any SHA-256 audit can do here: OpenSSL's own SHA-256 speed on 16 KiB blocks from
+    memory (`openssl speed -evp sha256`, one core, no I/O), in bytes per second, and that times the
+    cores. Measured in the same run, since a shared machine's speed varies."""
+    if not openssl_bin:
+        return None, None
+    try:
+        r = subprocess.run([openssl_bin, "speed", "-evp", "sha256", "-bytes", "16384", "-seconds", "2"],
+                           capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None, None
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if parts and parts[0] == "sha256" and parts[-1].endswith("k"):
+            one = float(parts[-1][:-1]) * 1000.0
+            return one, one * cores
+    return None, None
+
+
 def run(args: argparse.Namespace) -> int:
     ckpt_bin = resolve_tool(args.ckpt, "ckpt binary (build it first)")
     sha_bin = resolve_tool("sha256sum", "sha256sum (coreutils)")
@@ -254,6 +274,7 @@ def run(args: argparse.Namespace) -> int:
         ok_sha, sha_msg = check_sha256sum_output(sha_first.stdout or b"", files)
         sha_t = bl.time_command(sha_argv, repeat=args.repeat, warmup=0, timeout=600)
 
+        ossl_one, ossl_limit = openssl_sha256_limit(openssl_bin, os.cpu_count() or 1)
         ossl_t = None
         if openssl_bin:
             ossl_t = bl.time_command([openssl_bin, "dgst", "-sha256", *paths], repeat=args.repeat,
@@ -297,6 +318,11 @@ def run(args: argparse.Namespace) -> int:
             f"parallel files and larger reads (openssl / ckpt): {ossl_t.median / ckpt_t.median:.2f}x "
             f"(openssl dgst reads 8 KiB at a time)")
     out(f"  ratio           sha256sum / ckpt audit = {ratio:.2f}x")
+    if ossl_limit:
+        ours = total / ckpt_t.median if ckpt_t.median > 0 else 0.0
+        out(f"  limit           OpenSSL SHA-256 from memory: {ossl_one / bl.GIB:.2f} GiB/s per core x {cores} cores = "
+            f"{ossl_limit / bl.GIB:.2f} GiB/s; ckpt audit reaches {ours / bl.GIB:.2f} GiB/s = "
+            f"{100.0 * ours / ossl_limit:.0f} % of it (measured in this run)")
     out("  sanity          " + "\n                  ".join(ckpt_msgs + [sha_msg]))
     out("")
     out("Targets")
@@ -318,6 +344,7 @@ def run(args: argparse.Namespace) -> int:
             "openssl_dgst": ossl_t.as_dict() if ossl_t is not None else None,
             "ckpt": {**ckpt_t.as_dict(), "maxrss_kib": first.maxrss_kib, "rss_method": first.rss_method},
             "ratio": ratio,
+            "openssl_sha256_bytes_per_s": {"per_core": ossl_one, "all_cores": ossl_limit},
             "targets": {"speed": ok_speed, "sanity": ok_ckpt and ok_sha},
             "sanity_messages": ckpt_msgs + [sha_msg],
             "pass": passed,

@@ -29,6 +29,7 @@ import benchlib as bl  # noqa: E402
 
 SCALING_TARGET = 5.0
 TORCH_LOAD_TARGET = 1.5  # ckpt time / torch.load time on the 4N file, at most
+STUB_TARGET = 0.2        # issue 16: ckpt time / stub-unpickler time on the 4N file, at most
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -56,24 +57,27 @@ def run(args: argparse.Namespace) -> int:
         files = [Path(tmp) / f"many-{n}.pt" for n in sizes]
         for path, n in zip(files, sizes):
             write_file(args.python, path, n)
-        ckpt, torch_load, rss = [], [], []
+        ckpt, torch_load, stub, rss = [], [], [], []
         for path in files:
             first = bl.run_once([args.ckpt, "tensors", path, "--json"]).check("ckpt tensors")
             rss.append(first.maxrss_mib)
             ckpt.append(bl.time_command([args.ckpt, "tensors", path, "--json"], repeat=args.repeat))
             torch_load.append(bl.torch_load_stats(path, repeat=args.repeat, python=args.python).load)
+            stub.append(bl.stub_unpickle_stats(path, repeat=args.repeat, python=args.python))
     scaling = ckpt[1].median / ckpt[0].median
     torch_scaling = torch_load[1].median / torch_load[0].median
     checks = {
         f"ckpt time 4N/N <= {SCALING_TARGET:g}": scaling <= SCALING_TARGET,
         f"ckpt within {TORCH_LOAD_TARGET:g}x of torch.load on 4N": ckpt[1].median <= TORCH_LOAD_TARGET * torch_load[1].median,
+        f"ckpt <= {STUB_TARGET:g}x the stub C unpickler on 4N": ckpt[1].median <= STUB_TARGET * stub[1].median,
     }
     out("")
     out("Checkpoint Inspector benchmark: many tensors")
-    for n, c, t, r in zip(sizes, ckpt, torch_load, rss):
+    for n, c, t, u, r in zip(sizes, ckpt, torch_load, stub, rss):
         rss_text = f"; peak RSS {r:.1f} MiB" if r is not None else ""
         out(f"  {n:>7} tensors  ckpt tensors --json {c.summary()}{rss_text}")
         out(f"                 torch.load          {t.summary()}")
+        out(f"                 stub C unpickler    {u.summary()} (data.pkl only, in-process: the same work as a listing)")
     out(f"  ratios         ckpt 4N/N = {scaling:.2f}x; torch.load 4N/N = {torch_scaling:.2f}x; "
         f"torch.load/ckpt on 4N = {torch_load[1].median / ckpt[1].median:.2f}x")
     out("")

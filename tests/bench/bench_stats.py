@@ -13,7 +13,8 @@ targets are met:
 
   * stats: ckpt tensors --stats <= 2x `xxhsum -H3 A`, and >= 15x faster than the PyTorch
     script (torch.load + per-tensor min/max/mean/std/norm/absmax/NaN/Inf/zero counts and a
-    64-bin histc); peak RSS <= 256 MiB
+    64-bin histc, in float32, timed in-process around that work; with --python-repeat 0 the
+    target is not measured and does not count as met); peak RSS <= 256 MiB
   * diff:  ckpt diff A B <= 3x `xxhsum -H3 A B`
 
 Sanity: ckpt's figures for a few tensors are compared with the PyTorch script's.
@@ -73,29 +74,32 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 # ---- the PyTorch baseline (child process)
 
 def child_torch_stats(path: str) -> None:
-    """What an engineer would write: load, then per tensor the same figures ckpt reports."""
+    """What an engineer would reasonably write: load, then per tensor the figures ckpt reports, in
+    float32 (16-bit tensors upcast once; float64 kept), one pass per figure where torch has one
+    (aminmax, std_mean). Timed in-process from torch.load to the last figure: the interpreter's
+    start and `import torch` are not the work."""
     import torch
 
     t0 = time.perf_counter()
     obj = torch.load(path, map_location="cpu")
     out = {}
     for key, t in iter_keyed_tensors(obj, torch):
-        v = torch.view_as_real(t).double().square().sum(-1).sqrt() if t.is_complex() else t.double()
+        if t.is_complex():
+            t = t.abs()
+        v = t if t.dtype in (torch.float32, torch.float64) else t.float()
         flat = v.reshape(-1)
-        finite = flat[torch.isfinite(flat)]
+        ok = torch.isfinite(flat)
+        finite = flat[ok] if not bool(ok.all()) else flat
         s = {"numel": flat.numel(), "nan": int(torch.isnan(flat).sum()),
              "posinf": int((flat == math.inf).sum()), "neginf": int((flat == -math.inf).sum()),
              "zeros": int((flat == 0).sum())}
         if finite.numel():
-            s.update(min=float(finite.min()), max=float(finite.max()), mean=float(finite.mean()),
-                     std=float(finite.std()) if finite.numel() > 1 else None,
-                     l2=float(finite.norm()), absmax=float(finite.abs().max()))
-            lo, hi = s["min"], s["max"]
+            lo_t, hi_t = torch.aminmax(finite)
+            std, mean = torch.std_mean(finite) if finite.numel() > 1 else (None, finite.mean())
+            lo, hi = float(lo_t), float(hi_t)
+            s.update(min=lo, max=hi, mean=float(mean), std=float(std) if std is not None else None,
+                     l2=float(torch.linalg.vector_norm(finite, dtype=torch.float64)), absmax=max(abs(lo), abs(hi)))
             s["hist"] = torch.histc(finite, 64, lo, hi if hi > lo else lo + 1).long().tolist()
-            nz = finite[finite != 0].abs()
-            if nz.numel():
-                lg = torch.log10(nz)
-                torch.histc(lg, 64, float(lg.min()), float(lg.max()))
         out[key] = s
     print(json.dumps({"seconds": time.perf_counter() - t0, "tensors": len(out),
                       "sample": {k: out[k] for k in list(out)[:: max(1, len(out) // SANITY_KEYS)]}}))
@@ -121,9 +125,10 @@ def python_baseline(args: argparse.Namespace, ckpt: str, a: "bl.Checkpoint", out
     cache = Path(args.workdir) / (a.path.name + ".torch-baseline.json")
     if args.reuse_python and cache.exists():
         saved = json.loads(cache.read_text())
-        if saved.get("manifest") == a.manifest and saved.get("wall"):
+        if saved.get("manifest") == a.manifest and saved.get("wall") and saved.get("timing") == "in-process":
             py = Timed()
             py.wall, py.cpu = saved["wall"], saved["cpu"]
+            py.process = saved.get("process", [])
             out(f"reusing the PyTorch script's timing from {cache}")
             return py, saved["sample"], True
     out(f"timing the PyTorch statistics script ({args.python_repeat} run(s)) ...")
@@ -133,11 +138,14 @@ def python_baseline(args: argparse.Namespace, ckpt: str, a: "bl.Checkpoint", out
         before = children_cpu()
         r = bl.run_once([args.python, __file__, "--ckpt", ckpt, "--child-torch-stats", str(a.path)],
                         capture_stdout=True, timeout=3600).check("PyTorch statistics script")
-        py.wall.append(r.wall_s)
+        doc = json.loads(r.stdout.decode().strip().splitlines()[-1])
+        py.wall.append(doc["seconds"])  # in-process, around the work: not the interpreter's start or import torch
+        py.process.append(r.wall_s)
         py.cpu.append(children_cpu() - before)
-        sample = json.loads(r.stdout.decode().strip().splitlines()[-1])["sample"]
+        sample = doc["sample"]
     if py.wall and (args.reuse_python or args.keep):
-        cache.write_text(json.dumps({"manifest": a.manifest, "wall": py.wall, "cpu": py.cpu, "sample": sample}) + "\n")
+        cache.write_text(json.dumps({"manifest": a.manifest, "wall": py.wall, "cpu": py.cpu, "process": py.process,
+                                     "sample": sample, "timing": "in-process"}) + "\n")
     return py, sample, False
 
 
@@ -145,6 +153,7 @@ class Timed:
     def __init__(self):
         self.wall: list[float] = []
         self.cpu: list[float] = []
+        self.process: list[float] = []  # the PyTorch script's whole child process, for reference
 
     @property
     def median(self) -> float:
@@ -259,7 +268,8 @@ def run(args: argparse.Namespace) -> int:
     diff_rss = diff_first.maxrss_mib
     checks = {
         "stats <= 2x xxhsum": r_stats <= STATS_VS_XXH,
-        "stats >= 15x faster than PyTorch": r_python >= STATS_VS_PYTHON if py.wall else True,
+        # not measured is not met: --python-repeat 0 leaves this target open
+        "stats >= 15x faster than PyTorch" + ("" if py.wall else " (not measured)"): bool(py.wall) and r_python >= STATS_VS_PYTHON,
         "stats peak RSS <= 256 MiB": rss is not None and rss <= RSS_TARGET_MIB,
         "diff <= 3x xxhsum of both": r_diff <= DIFF_VS_XXH,
         "sanity": ok_sanity,
@@ -276,8 +286,11 @@ def run(args: argparse.Namespace) -> int:
     out(f"  xxhsum -H3 A    {xxh_a.summary()}")
     out(f"  ckpt --stats    {stats.summary()}; peak RSS {rss:.1f} MiB" if rss is not None else f"  ckpt --stats    {stats.summary()}")
     if py.wall:
-        out(f"  PyTorch script  {py.summary()} (whole child: interpreter, import torch, torch.load, statistics)"
+        out(f"  PyTorch script  {py.summary()} (in-process: torch.load and the statistics; float32, aminmax, std_mean)"
             + (" [reused from an earlier run]" if reused else ""))
+        if py.process:
+            out(f"                  whole child process (with interpreter start and import torch): "
+                f"median {bl.fmt_seconds(statistics.median(py.process))}")
     out(f"  xxhsum -H3 A B  {xxh_ab.summary()}")
     out(f"  ckpt diff A B   {diff.summary()}; peak RSS {diff_rss:.1f} MiB; "
         f"{sum(1 for t in diff_doc.get('tensors', []) if t.get('status') == 'changed')} tensors changed")

@@ -31,6 +31,7 @@ This file is also a small CLI used for the child processes:
 
     benchlib.py generate --out PATH --size-gb 2.0 [--seed 0]   # prints the manifest JSON
     benchlib.py torch-load PATH                                   # prints one JSON line
+    benchlib.py stub-unpickle PATH                                # prints one JSON line
 """
 
 from __future__ import annotations
@@ -267,6 +268,50 @@ def torch_load_stats(path: os.PathLike | str, repeat: int = 5,
             maxrss = max(maxrss or 0, r.maxrss_kib)
     return TorchLoadStats(load, proc, maxrss, info["tensors"], info["nbytes"],
                           info["storage_bytes"], info["dtypes"])
+
+
+def stub_unpickle_stats(path: os.PathLike | str, repeat: int = 5, python: str = DEFAULT_PYTHON,
+                        timeout: float | None = 600) -> TimingStats:
+    """The fair baseline for a listing: CPython's C unpickler on the file's data.pkl, with stub callbacks
+    (persistent_load returns the storage key, torch's rebuild functions return a small tuple), so it
+    does the same work a listing does (every opcode, one record per tensor) and reads no tensor bytes.
+    Timed inside a fresh interpreter around load() only, after the zip member was read."""
+    stats = TimingStats()
+    for _ in range(repeat):
+        r = run_once([python, str(HERE / "benchlib.py"), "stub-unpickle", str(path)],
+                     capture_stdout=True, timeout=timeout).check("stub unpickle child")
+        info = json.loads(r.stdout.decode().strip().splitlines()[-1])
+        stats.runs.append(info["unpickle_s"])
+    return stats
+
+
+def _child_stub_unpickle(path: str) -> None:
+    import io
+    import pickle
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        name = next(n for n in z.namelist() if n.endswith("/data.pkl") or n == "data.pkl")
+        data = z.read(name)
+    rebuilt = [0]
+
+    def stub(*args: Any, **kwargs: Any) -> tuple:
+        rebuilt[0] += 1
+        return args[:1]
+
+    class StubUnpickler(pickle.Unpickler):
+        def find_class(self, module: str, name: str) -> Any:
+            if module.startswith("torch"):
+                return stub
+            return super().find_class(module, name)
+
+        def persistent_load(self, pid: Any) -> Any:
+            return pid
+
+    t0 = time.perf_counter()
+    StubUnpickler(io.BytesIO(data)).load()
+    unpickle_s = time.perf_counter() - t0
+    print(json.dumps({"unpickle_s": unpickle_s, "stub_calls": rebuilt[0], "pickle_bytes": len(data)}))
 
 
 def _child_torch_load(path: str) -> None:
@@ -609,9 +654,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
     g.add_argument("--seed", type=int, default=0)
     t = sub.add_parser("torch-load", help="time torch.load of one file, print JSON")
     t.add_argument("path")
+    u = sub.add_parser("stub-unpickle", help="time the C unpickler on data.pkl with stub callbacks, print JSON")
+    u.add_argument("path")
     args = ap.parse_args(argv)
     if args.cmd == "generate":
         print(json.dumps(generate_checkpoint(args.out, args.size_gb, args.seed)))
+    elif args.cmd == "stub-unpickle":
+        _child_stub_unpickle(args.path)
     else:
         _child_torch_load(args.path)
     return 0
