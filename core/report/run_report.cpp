@@ -236,6 +236,8 @@ std::string runReportMarkdown(const RunReport& r)
                 std::string values, breaks;
                 for (const auto& [step, v] : s.points)
                     values += (values.empty() ? "" : ", ") + std::to_string(step) + ": " + figure(v, 6);
+                if (s.points.empty() && !s.reference.empty())
+                    values = s.referenceName + ", " + std::to_string(s.reference.size()) + " steps";
                 for (int64_t b : s.breaks)
                     breaks += (breaks.empty() ? "" : ", ") + std::to_string(b);
                 md << "| " << s.name << " | " << (values.empty() ? "-" : values) << " | " << (breaks.empty() ? "-" : breaks) << " |\n";

@@ -256,6 +256,8 @@ Timeline buildTimeline(const RunHistory& history, const CheckReport& report)
     strip("data cursor", "data", "data.cursor", "data.cursor", {}, "");
     strip("rng changed", "rng", "rng.changed", "rng", {}, ""); // 1: rank 0's CPU generator moved since the previous save
     strip("moment norm", "optimizer", "optimizer.first_moment_norm", "", {}, "");
+    // the logged gradient norm: a resume that loses the optimizer or the scaler often shows here first
+    strip("grad norm", "optimizer", "", "", loggedOf(history, {"grad_norm", "gradient_norm", "train/grad_norm"}), "logged grad norm");
     for (const auto& s : t.strips) {
         for (const auto& [step, _] : s.points)
             extend(step);
