@@ -251,6 +251,14 @@ Timeline buildTimeline(const RunHistory& history, const CheckReport& report)
     };
     strip("lr", "scheduler", "scheduler.lr", "scheduler.lr", loggedOf(history, {"learning_rate", "lr", "lr-AdamW", "lr-Adam", "lr-SGD"}),
           "logged LR");
+    if (!t.strips.empty() && t.strips.back().name == "lr") {
+        for (auto it = report.states.rbegin(); it != report.states.rend(); ++it) {
+            if (!it->lrCurve.empty()) {
+                t.strips.back().reconstructed = it->lrCurve;
+                break;
+            }
+        }
+    }
     strip("loss scale", "scaler", "scaler.scale", "scaler.scale", loggedOf(history, {"scale", "loss_scale", "grad_scale"}), "logged scale");
     strip("optimizer step", "optimizer", "optimizer.step", "optimizer.step", seriesOf(report, "global_step"), "global step");
     strip("data cursor", "data", "data.cursor", "data.cursor", {}, "");
@@ -280,6 +288,7 @@ nlohmann::json timelineToJson(const Timeline& t)
     json strips = json::array();
     for (const auto& s : t.strips)
         strips.push_back({{"name", s.name}, {"component", s.component}, {"points", s.points},
+                          {"reconstructed_points", s.reconstructed.size()},
                           {"reference", s.referenceName.empty() ? json() : json(s.referenceName)}, {"breaks", s.breaks}});
     json logged = json::object();
     for (const auto& [name, points] : t.logged)

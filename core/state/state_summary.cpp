@@ -3,6 +3,7 @@
 
 #include "ckpt/state/rng_state.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -59,6 +60,19 @@ StateSummary summarizeState(const TrainingState& s)
                                 + (l.recomputable ? "" : " (not recomputable)"));
     } else {
         p.emplace_back("L", "not in this checkpoint");
+    }
+    if (s.scheduler && s.scheduler->schedule.recomputable && s.scheduler->schedule.lastEpoch >= 0) {
+        try {
+            const LrSchedule& l = s.scheduler->schedule;
+            const auto series = l.lrSeries(0, l.lastEpoch);
+            const std::size_t stride = std::max<std::size_t>(1, series.size() / 2048);
+            for (std::size_t p = 0; p < series.size(); p += stride) {
+                if (!series[p].empty())
+                    out.lrCurve.emplace_back(static_cast<int64_t>(p), series[p].front());
+            }
+        } catch (const std::exception&) {
+            // a schedule whose replay fails has no curve; its summary line still says what it is
+        }
     }
     if (s.scaler) {
         const ScalerPart& a = *s.scaler;

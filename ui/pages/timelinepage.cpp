@@ -291,6 +291,11 @@ void TimelinePage::rebuild()
         addBands(rect, false);
         if (!s.reference.empty())
             addCurve(rect, s.reference, seriesColor(pal, colour).lighter(130), false)->setName(fromUtf8(s.referenceName));
+        if (!s.reconstructed.empty()) {
+            QCPGraph* g = addCurve(rect, s.reconstructed, text, false);
+            g->setPen(QPen(text, 1, Qt::DashLine));
+            g->setName(tr("reconstructed from the latest checkpoint's scheduler"));
+        }
         addCurve(rect, s.points, seriesColor(pal, colour), true)->setName(fromUtf8(s.name));
         for (int64_t b : s.breaks)
             vline(rect, static_cast<double>(b), QPen(warningColor(pal), 2, Qt::DashLine));

@@ -50,6 +50,9 @@ struct TimelineStrip {
     StepSeries points;     // per checkpoint
     StepSeries reference;  // what it is compared with: the logged LR or scale, the global step
     std::string referenceName;
+    /// lr only: the LR the latest checkpoint's scheduler reconstructs, drawn at step = position (one
+    /// scheduler step per update, the usual loop); where the logged LR leaves it, the schedule broke.
+    StepSeries reconstructed;
     std::vector<int64_t> breaks;
 };
 

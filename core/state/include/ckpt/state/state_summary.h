@@ -18,6 +18,9 @@ struct StateSummary {
     /// (part, text) in S_t's order: W, O, L, A, R, D, C, E; a part the checkpoint lacks says so.
     std::vector<std::pair<std::string, std::string>> parts;
     std::string rngFingerprint; // rank 0's (else the first) torch CPU generator; "" when none
+    /// The first group's LR the saved scheduler gives at positions 0..last_epoch (every position up
+    /// to 2048 of them, else an even sample), when its formula is known: (position, lr).
+    std::vector<std::pair<int64_t, double>> lrCurve;
 };
 
 StateSummary summarizeState(const TrainingState& state);
