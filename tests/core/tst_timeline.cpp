@@ -95,6 +95,12 @@ private slots:
         QVERIFY(!t.checkpoints.empty());
         for (const auto& s : t.strips)
             QVERIFY2(s.breaks.empty(), s.name.c_str());
+        if (run == "tiny-mlp" || run == "ddp4-mlp") { // CosineAnnealingLR: its curve is reconstructed
+            const auto lr = std::find_if(t.strips.begin(), t.strips.end(), [](const ckpt::TimelineStrip& s) { return s.name == "lr"; });
+            QVERIFY(lr != t.strips.end());
+            QVERIFY(lr->reconstructed.size() >= 100);
+            QCOMPARE(lr->reconstructed.front().first, int64_t(0));
+        }
     }
 
     void logsThatRestart()
