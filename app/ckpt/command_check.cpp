@@ -2,6 +2,7 @@
 // ckpt check PATH [PATH2] [--json]: the rule catalogue (core/rules) over a file, a checkpoint
 // directory, a run directory or a pair. Exit 0 without warnings or errors, 1 with, 2 unreadable.
 #include "commands.h"
+#include "progress_line.h"
 #include "finding_text.h"
 
 #include "ckpt/report/json_export.h"
@@ -44,25 +45,16 @@ int runCheck(const CliArgs& args)
     ckpt::CheckOptions options;
     options.audit = !args.has("--no-audit");
     options.content = !args.has("--no-content");
-    const bool tty = ::isatty(STDERR_FILENO);
-    if (tty) {
-        options.progress = [](const ckpt::CheckProgress& p) {
-            const std::string line = "\rckpt check: " + std::to_string(p.done + 1) + " of " + std::to_string(p.total) + ": " + p.stage;
-            std::fputs((line.substr(0, 160) + "\033[K").c_str(), stderr);
-            std::fflush(stderr);
-            return true;
-        };
-    }
+    ProgressLine line("ckpt check");
+    options.progress = line.checkCallback();
     ckpt::CheckReport report;
     try {
         report = ckpt::checkPaths(args.positional, options);
     } catch (const std::exception& e) {
-        if (tty)
-            std::fputs("\r\033[K", stderr);
+        line.clear();
         return failWith(e.what());
     }
-    if (tty)
-        std::fputs("\r\033[K", stderr);
+    line.clear();
     if (args.has("--json")) {
         std::cout << ckpt::dumpJson(ckpt::checkReportToJson(report)) << '\n';
     } else {

@@ -4,6 +4,7 @@
 // resume points and strips, one pair compared, the probes. Exit 0 written, 2 unreadable. Written to
 // FILE with -o (a path the user names; nothing is written beside the checkpoints) or to stdout.
 #include "commands.h"
+#include "progress_line.h"
 
 #include "ckpt/report/json_export.h"
 #include "ckpt/report/run_report.h"
@@ -30,26 +31,16 @@ int runReport(const CliArgs& args)
     } else if (args.positional.size() != 1) {
         return failWith("ckpt report takes one PATH (add --pair A B to choose the pair compared)");
     }
-    const bool tty = ::isatty(STDERR_FILENO);
-    if (tty) {
-        options.progress = [](const ckpt::CheckProgress& p) {
-            const std::string line = "\rckpt report: " + (p.total ? std::to_string(p.done + 1) + " of " + std::to_string(p.total) + ": " : "")
-                                   + p.stage;
-            std::fputs((line.substr(0, 160) + "\033[K").c_str(), stderr);
-            std::fflush(stderr);
-            return true;
-        };
-    }
+    ProgressLine line("ckpt report");
+    options.progress = line.checkCallback();
     ckpt::RunReport report;
     try {
         report = ckpt::buildRunReport(args.positional[0], options);
     } catch (const std::exception& e) {
-        if (tty)
-            std::fputs("\r\033[K", stderr);
+        line.clear();
         return failWith(e.what());
     }
-    if (tty)
-        std::fputs("\r\033[K", stderr);
+    line.clear();
     const std::string text = format == "json" ? ckpt::dumpJson(ckpt::runReportToJson(report)) + "\n" : ckpt::runReportMarkdown(report);
     if (const auto file = args.option("-o")) {
         std::ofstream out(*file, std::ios::binary | std::ios::trunc);

@@ -6,6 +6,20 @@
 
 ProgressLine::ProgressLine(std::string what) : m_what(std::move(what)), m_enabled(::isatty(2) == 1) {}
 
+std::function<bool(const ckpt::CheckProgress&)> ProgressLine::checkCallback()
+{
+    if (!m_enabled)
+        return {};
+    return [this](const ckpt::CheckProgress& p) {
+        const std::string line = "\r" + m_what + ": " + (p.total ? std::to_string(p.done + 1) + " of " + std::to_string(p.total) + ": " : "")
+                               + p.stage;
+        std::fputs((line.substr(0, 160) + "\033[K").c_str(), stderr);
+        std::fflush(stderr);
+        m_shown = true;
+        return true;
+    };
+}
+
 std::function<bool(const ckpt::StatsProgress&)> ProgressLine::callback()
 {
     if (!m_enabled)
@@ -24,6 +38,6 @@ std::function<bool(const ckpt::StatsProgress&)> ProgressLine::callback()
 void ProgressLine::clear()
 {
     if (m_shown)
-        std::fprintf(stderr, "\r%*s\r", static_cast<int>(m_what.size() + 6), "");
+        std::fputs("\r\033[K", stderr); // back to the line's start, erased to its end
     m_shown = false;
 }

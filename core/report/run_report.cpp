@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/report/run_report.h"
 
-#include "ckpt/io/read_only_file.h"
 #include "ckpt/report/text_format.h"
 #include "ckpt/state/run_discovery.h"
 
@@ -33,31 +32,6 @@ std::optional<DiscoveredRun> theRun(const std::string& path)
     } catch (const std::exception&) {
     }
     return std::nullopt;
-}
-
-std::vector<ProbeSummary> probesOf(const std::string& run)
-{
-    std::vector<ProbeSummary> out;
-    std::error_code ec;
-    const fs::path dir = fs::path(run) / "probes";
-    if (!fs::is_directory(dir, ec))
-        return out;
-    for (const auto& e : fs::directory_iterator(dir, fs::directory_options::skip_permission_denied, ec)) {
-        const std::string name = e.path().filename().string();
-        if (!name.starts_with("after-") || !fs::is_regular_file(e.path() / "probe.json", ec))
-            continue;
-        ProbeSummary p{name.substr(6), "?", 1};
-        try {
-            const auto j = json::parse(readBoundedFile((e.path() / "probe.json").string(), 256u << 20));
-            p.recordedBy = j.value("recorded_by", "?");
-            p.updates = j.value("updates", 1);
-        } catch (const std::exception&) {
-            p.recordedBy = "unreadable probe.json";
-        }
-        out.push_back(std::move(p));
-    }
-    std::sort(out.begin(), out.end(), [](const ProbeSummary& a, const ProbeSummary& b) { return a.checkpoint < b.checkpoint; });
-    return out;
 }
 
 PairSummary summarizePair(const std::string& a, const std::string& b, const std::string& why, const ReportOptions& options)
@@ -129,7 +103,7 @@ RunReport buildRunReport(const std::string& path, const ReportOptions& options)
     std::optional<DiscoveredRun> run = r.check.kind == "run" ? theRun(path) : std::nullopt;
     if (run) {
         r.timeline = buildTimeline(run->history, r.check);
-        r.probes = probesOf(run->path);
+        r.probes = listProbes(run->path);
     }
     if (r.check.cancelled)
         return r;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/report/timeline.h"
 
-#include "ckpt/io/read_only_file.h"
+#include "ckpt/report/probe_list.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -11,41 +11,9 @@ namespace fs = std::filesystem;
 namespace ckpt {
 namespace {
 
-constexpr std::size_t kProbeJsonLimit = 256u << 20; // probe.json holds digests, not tensors
-
 std::string baseName(const std::string& path)
 {
     return fs::path(path).filename().string();
-}
-
-// Probes a resume recorded (ckpt_writer's arm_probe(..., recorded_by="resume")): the resumed run's
-// first update after loading the checkpoint, so the step of the resume is known exactly.
-struct ProbeResume {
-    std::string checkpoint; // its name
-    int64_t step = 0;
-};
-
-std::vector<ProbeResume> resumeProbes(const std::string& run)
-{
-    std::vector<ProbeResume> out;
-    std::error_code ec;
-    const fs::path dir = fs::path(run) / "probes";
-    if (!fs::is_directory(dir, ec))
-        return out;
-    for (const auto& e : fs::directory_iterator(dir, fs::directory_options::skip_permission_denied, ec)) {
-        const fs::path json = e.path() / "probe.json";
-        if (!e.path().filename().string().starts_with("after-") || !fs::is_regular_file(json, ec))
-            continue;
-        try {
-            const auto j = nlohmann::json::parse(readBoundedFile(json.string(), kProbeJsonLimit));
-            if (j.value("recorded_by", "") == "resume" && j.value("global_step_before", nlohmann::json()).is_number_integer())
-                out.push_back({j.value("checkpoint", e.path().filename().string().substr(6)), j["global_step_before"].get<int64_t>()});
-        } catch (const std::exception&) {
-            // an unreadable probe says nothing about the timeline; ckpt validate reports it
-        }
-    }
-    std::sort(out.begin(), out.end(), [](const ProbeResume& a, const ProbeResume& b) { return a.step < b.step; });
-    return out;
 }
 
 int diagnosisRank(Component c)
@@ -203,12 +171,15 @@ Timeline buildTimeline(const RunHistory& history, const CheckReport& report)
                              + (p.rules.size() > 1 ? " and " + std::to_string(p.rules.size() - 1) + " more" : std::string()));
         mergeInto(points, std::move(p));
     }
-    // 2. probes a resume recorded: the step exactly
-    for (const auto& pr : resumeProbes(history.path)) {
+    // 2. probes a resume recorded (ckpt_writer's arm_probe(..., recorded_by="resume")): the resumed
+    //    run's first update after loading the checkpoint, so the step of the resume is known exactly
+    for (const auto& pr : listProbes(history.path)) {
+        if (pr.recordedBy != "resume" || !pr.stepBefore)
+            continue;
         ResumePoint p;
-        p.from = p.to = pr.step;
-        std::tie(p.before, p.after) = around(t.checkpoints, pr.step);
-        p.evidence.push_back("a probe was recorded by the resume from " + pr.checkpoint + " (step " + std::to_string(pr.step) + ")");
+        p.from = p.to = *pr.stepBefore;
+        std::tie(p.before, p.after) = around(t.checkpoints, *pr.stepBefore);
+        p.evidence.push_back("a probe was recorded by the resume from " + pr.checkpoint + " (step " + std::to_string(*pr.stepBefore) + ")");
         mergeInto(points, std::move(p));
     }
     // 3. the logs going back: the run was restarted from an earlier step and logged it again

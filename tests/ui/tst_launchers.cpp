@@ -6,6 +6,7 @@
 // clear state while the panel stays usable. Skips loudly where the packages are not installed.
 #include "ui/validationpanel.h"
 #include "uitestutil.h"
+#include "validationtestutil.h"
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -19,6 +20,8 @@
 
 #include <csignal>
 
+using UiTest::runToEnd;
+
 namespace {
 
 const QString kScripts = QStringLiteral(CKPT_SOURCE_DIR "/tests/launchers/");
@@ -26,15 +29,6 @@ const QString kScripts = QStringLiteral(CKPT_SOURCE_DIR "/tests/launchers/");
 QString loopCheckpoint(const char* run)
 {
     return QStringLiteral(CKPT_TESTDATA_DIR "/resume-loop/") + QLatin1String(run) + QStringLiteral("/checkpoint-0000010");
-}
-
-ValidationPanel::State runToEnd(ValidationPanel& panel, int timeoutMs = 120000)
-{
-    QSignalSpy done(&panel, &ValidationPanel::finished);
-    panel.start();
-    if (done.isEmpty() && !done.wait(timeoutMs))
-        return ValidationPanel::State::Running;
-    return done.at(0).at(0).value<ValidationPanel::State>();
 }
 
 // Runs a start script; its last stdout line is what the test needs. Exit 77 means "not installed".

@@ -4,6 +4,7 @@
 // launcher that dies) leaves the application running with a clear state.
 #include "ui/validationpanel.h"
 #include "uitestutil.h"
+#include "validationtestutil.h"
 
 #include <QElapsedTimer>
 #include <QSettings>
@@ -12,20 +13,13 @@
 #include <QTreeWidget>
 #include <QtTest>
 
+using UiTest::runToEnd;
+
 namespace {
 
 QString sample(const char* rel)
 {
     return QStringLiteral(CKPT_SOURCE_DIR "/sample_runs/") + QLatin1String(rel);
-}
-
-ValidationPanel::State runToEnd(ValidationPanel& panel, int timeoutMs = 120000)
-{
-    QSignalSpy done(&panel, &ValidationPanel::finished);
-    panel.start();
-    if (done.isEmpty() && !done.wait(timeoutMs))
-        return ValidationPanel::State::Running;
-    return done.at(0).at(0).value<ValidationPanel::State>();
 }
 
 } // namespace

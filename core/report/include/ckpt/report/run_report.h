@@ -7,6 +7,7 @@
 #pragma once
 
 #include "ckpt/compare/checkpoint_diff.h"
+#include "ckpt/report/probe_list.h"
 #include "ckpt/report/timeline.h"
 #include "ckpt/rules/check.h"
 
@@ -38,17 +39,12 @@ struct PairSummary {
     DiffCounts counts;
 };
 
-struct ProbeSummary {
-    std::string checkpoint, recordedBy;
-    int updates = 1;
-};
-
 struct RunReport {
     std::string path;
     CheckReport check;        // kind, checkpoints, findings, per-checkpoint S_t, series
     std::optional<Timeline> timeline; // runs only
     std::optional<PairSummary> pair;
-    std::vector<ProbeSummary> probes;
+    std::vector<ProbeInfo> probes;
     std::vector<nlohmann::json> validations;
 };
 
