@@ -93,6 +93,8 @@ def main() -> int:
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "checkpoint-inspector-bench"
     parser.add_argument("--workdir", default=str(cache))
     parser.add_argument("--keep", action="store_true", help="keep the generated run for the next time")
+    parser.add_argument("--large", help="also open this large checkpoint (e.g. a 163-shard model folder) on the "
+                                         "Tensors tab and time its table's first paint (issue 16: <= 1500 ms)")
     parser.add_argument("--json-out")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args()
@@ -115,6 +117,7 @@ def main() -> int:
         tensor_runs = [probe(binary, [str(run), "--tab", "tensors"]) for _ in range(args.repeat)]
         floor_ms = max(2000.0, statistics.median(r["idle_ms"] for r in runs))
         floors = [probe(binary, ["--idle", "--idle-ms", str(int(floor_ms))]) for _ in range(args.repeat)]
+        large = [probe(binary, [args.large, "--tab", "tensors"]) for _ in range(args.repeat)] if args.large else []
     finally:
         if not args.keep and not existed:
             subprocess.run(["rm", "-rf", str(run)])
@@ -122,7 +125,8 @@ def main() -> int:
     shown = statistics.median(r["shown_ms"] for r in runs)
     listed = statistics.median(r["listed_ms"] for r in runs)
     idle = statistics.median(r["idle_ms"] for r in runs)
-    stall = statistics.median(r["max_stall_ms"] for r in runs)
+    stall = statistics.median(r["max_stall_ms"] for r in runs)  # from the start: the first paint and any stall before it
+    stall_after = statistics.median(r.get("max_stall_after_shown_ms", r["max_stall_ms"]) for r in runs)
     first_paint = statistics.median(r["first_paint_ms"] for r in runs)
     stall_floor = statistics.median(f["max_stall_ms"] for f in floors)
     tensor_stall = statistics.median(r["max_stall_ms"] for r in tensor_runs)
@@ -134,17 +138,28 @@ def main() -> int:
     print(f"  browser shown    {shown:8.1f} ms   target < 1000 ms   ({shown / cli:.2f}x `ckpt run` = {cli:.1f} ms)")
     print(f"  first paint      {first_paint:8.1f} ms   (part of shown)")
     print(f"  background idle  {idle:8.1f} ms   (every state read, run audited)")
-    print(f"  max UI stall     {stall:8.1f} ms   target < 50 ms     (idle event loop: {stall_floor:.1f} ms)")
+    print(f"  max UI stall     {stall:8.1f} ms   target < 50 ms     (from the start, first paint included; idle event loop: {stall_floor:.1f} ms)")
+    print(f"    after shown    {stall_after:8.1f} ms")
     print(f"    tensors tab    {tensor_stall:8.1f} ms   target < 50 ms     (statistics computed meanwhile)")
+    large_painted = large_stall = None
+    if large:
+        large_painted = statistics.median(r["tab_painted_ms"] for r in large)
+        large_stall = statistics.median(r["max_stall_ms"] for r in large)
+        print(f"  large checkpoint {args.large}")
+        print(f"    tensors painted {large_painted:7.1f} ms   target <= 1500 ms (the table with rows, from openPaths)")
+        print(f"    max UI stall   {large_stall:8.1f} ms   target < 50 ms")
     print(f"  load average     {load:8.2f}      (1 min, at the end: the machine is shared)")
     print(f"  sanity           {'OK' if sane else 'FAILED'}: {runs[0]['checkpoints']} checkpoints listed, "
           f"{runs[0]['findings']} findings")
     results = {"checkpoints": args.checkpoints, "shown_ms": shown, "listed_ms": listed, "idle_ms": idle,
                "max_stall_ms": stall, "max_stall_tensors_tab_ms": tensor_stall, "load_average": load,
-               "first_paint_ms": first_paint, "stall_floor_ms": stall_floor, "ckpt_run_ms": cli, "runs": runs, "sane": sane}
+               "first_paint_ms": first_paint, "stall_floor_ms": stall_floor, "ckpt_run_ms": cli, "runs": runs, "sane": sane,
+               "max_stall_after_shown_ms": stall_after, "large_tensors_painted_ms": large_painted, "large_max_stall_ms": large_stall}
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=2) + "\n")
     missed = shown >= 1000 or stall >= 50 or tensor_stall >= 50 or not sane
+    if large:
+        missed = missed or large_painted < 0 or large_painted > 1500 or large_stall >= 50
     return 1 if args.check and missed else 0
 
 
