@@ -130,7 +130,8 @@ int runTensors(const CliArgs& args)
         return failWith(e.what());
     }
     if (args.has("--json")) {
-        std::cout << ckpt::dumpJson(ckpt::tensorsReportToJson(*file)) << '\n';
+        ckpt::writeTensorsReportJson(std::cout, *file);
+        std::cout << '\n';
         return kExitOk;
     }
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace ckpt {
@@ -228,9 +229,12 @@ void CheckpointFile::loadSafetensorsIndex()
         m_properties.emplace_back("metadata." + k, v);
     const std::string dir = path().find('/') == std::string::npos ? "." : path().substr(0, path().rfind('/'));
 
+    // Hash lookups: a frontier model's index names ~90k tensors over ~160 shards, and scanning the
+    // shard list and each shard's header per tensor made listing quadratic (seconds, not milliseconds).
     std::vector<std::string> shardNames;
+    std::unordered_set<std::string> seenShards;
     for (const auto& [tensor, shard] : index.weightMap) {
-        if (std::find(shardNames.begin(), shardNames.end(), shard) == shardNames.end())
+        if (seenShards.insert(shard).second)
             shardNames.push_back(shard);
     }
     m_properties.emplace_back("shards", std::to_string(shardNames.size()));
@@ -250,6 +254,15 @@ void CheckpointFile::loadSafetensorsIndex()
         }
     }
 
+    // each shard's tensors by name (a header's names are unique: the strict JSON reader refuses a
+    // repeated key)
+    std::map<std::string, std::unordered_map<std::string_view, const SafetensorsTensor*>> byName;
+    for (const auto& [shard, entry] : headers) {
+        auto& names = byName[shard];
+        names.reserve(entry.second.tensors.size());
+        for (const auto& t : entry.second.tensors)
+            names.emplace(t.name, &t);
+    }
     ValueGraph& g = m_doc.graph;
     const NodeId root = g.add(Node{.kind = Kind::Dict});
     std::set<std::pair<std::string, std::string>> listed;
@@ -259,10 +272,9 @@ void CheckpointFile::loadSafetensorsIndex()
         const auto h = headers.find(shard);
         const SafetensorsTensor* st = nullptr;
         if (h != headers.end()) {
-            for (const auto& t : h->second.second.tensors) {
-                if (t.name == name)
-                    st = &t;
-            }
+            const auto& names = byName[shard];
+            if (const auto it = names.find(name); it != names.end())
+                st = it->second;
         }
         if (!st) {
             const std::string why = h == headers.end() ? "its shard " + shard + " cannot be read"

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/report/json_export.h"
 
+#include <ostream>
+
 #include <cmath>
 #include <unordered_map>
 
@@ -226,6 +228,19 @@ json tensorsReportToJson(const CheckpointFile& file)
     j["tensors"] = std::move(tensors);
     j["warnings"] = file.warnings();
     return j;
+}
+
+void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file)
+{
+    // the keys in tensorsReportToJson's (sorted) order: file, format, tensors, warnings
+    out << "{\"file\":" << dumpJson(json(file.path())) << ",\"format\":" << dumpJson(json(formatName(file.format())))
+        << ",\"tensors\":[";
+    bool first = true;
+    for (const auto& e : file.tensorEntries()) {
+        out << (first ? "" : ",") << dumpJson(tensorEntryToJson(file, e));
+        first = false;
+    }
+    out << "],\"warnings\":" << dumpJson(json(file.warnings())) << '}';
 }
 
 json treeReportToJson(const CheckpointFile& file)

@@ -16,6 +16,9 @@ nlohmann::json tensorEntryToJson(const CheckpointFile& file, const TensorEntry& 
 
 /// `ckpt tensors FILE --json`: {"file", "format", "tensors": [...], "warnings": [...]}
 nlohmann::json tensorsReportToJson(const CheckpointFile& file);
+/// tensorsReportToJson(file) dumped compactly (dumpJson), written to `out` one tensor at a time:
+/// the same bytes without the whole report in memory (a frontier model lists ~90k tensors).
+void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file);
 
 /// `ckpt tree FILE --json`: {"file", "format", "properties", "root": node, "warnings"}. A container
 /// reached a second time becomes {"type": "ref", "path": [...]} so shared structure stays small.
