@@ -224,11 +224,14 @@ void CheckpointTensorsPage::onTensorsCollected()
         return;
     m_collecting = false;
     showBusy(false);
-    const QFuture<CheckpointTensors> future = m_collect.future();
+    QFuture<CheckpointTensors> future = m_collect.future();
     if (future.resultCount() > 0) {
-        m_tensors = std::make_shared<const CheckpointTensors>(future.result());
+        // moved out, not copied: a frontier model's 90k rows cost the UI thread a copy otherwise
+        m_tensors = std::make_shared<const CheckpointTensors>(future.takeResult());
         m_errors = m_tensors->errors;
         m_model->setTensors(m_tensors->rows);
+        // widths from the first rows only: measuring all 90k of a frontier model stalled the UI thread
+        m_view->horizontalHeader()->setResizeContentsPrecision(500);
         m_view->resizeColumnsToContents();
         for (const auto& [column, widest] : {std::pair{TensorListModel::Name, 320}, std::pair{TensorListModel::File, 220}}) {
             if (m_view->columnWidth(column) > widest)
