@@ -257,8 +257,25 @@ CompareView::~CompareView()
 
 // The values are compared off the UI thread (a pass over both checkpoints' bytes); choosing
 // another pair cancels the running comparison and drops its result.
+void CompareView::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (m_pendingDiff) {
+        const auto [a, b] = *m_pendingDiff;
+        m_pendingDiff.reset();
+        startTensorDiff(a, b);
+    }
+}
+
 void CompareView::startTensorDiff(const QString& pathA, const QString& pathB)
 {
+    // Comparing every tensor byte of two checkpoints is only worth it when the view is on screen:
+    // hidden, it competed with the Inspect view's listing and statistics for the cores.
+    if (!isVisible()) {
+        m_pendingDiff = std::make_pair(pathA, pathB);
+        return;
+    }
+    m_pendingDiff.reset();
     using DiffPtr = std::shared_ptr<const ckpt::CheckpointDiff>;
     const QString key = pathA.isEmpty() || pathB.isEmpty() ? QString() : pathA + QLatin1Char('\n') + pathB;
     if (key == m_diffKey) { // the same pair: setStates() reset the rows, the values still hold

@@ -11,6 +11,8 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
+#include <utility>
 
 namespace ckpt {
 struct CheckpointDiff;
@@ -62,6 +64,9 @@ Q_SIGNALS:
     /// run browser can show where A is.
     void checkpointAChosen(int runId, int index);
 
+protected:
+    void showEvent(QShowEvent* event) override;
+
 private:
     void startTensorDiff(const QString& pathA, const QString& pathB);
     const RunCheckpointData* checkpointAt(const QComboBox* chooser, const RunData** run = nullptr) const;
@@ -78,6 +83,7 @@ private:
     QTreeView* m_comparisonView;
     TensorDiffModel* m_tensors;
     QVariant m_chosenA; // the A last announced through checkpointAChosen
+    std::optional<std::pair<QString, QString>> m_pendingDiff; // chosen while hidden: compared when shown
     QString m_diffKey; // the pair whose values are compared or being compared
     std::shared_ptr<std::atomic_bool> m_diffCancel;
     std::shared_ptr<const ckpt::CheckpointDiff> m_diff;
