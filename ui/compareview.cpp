@@ -195,6 +195,13 @@ const RunCheckpointData* CompareView::checkpointAt(const QComboBox* chooser, con
 
 void CompareView::update()
 {
+    // Comparing two states (90k parameters in a frontier model) waits until the view is on screen:
+    // MainWindow refreshes it whenever a run finishes loading, usually while Inspect is shown.
+    if (!isVisible()) {
+        m_updatePending = true;
+        return;
+    }
+    m_updatePending = false;
     const RunData* runA = nullptr;
     const RunData* runB = nullptr;
     const RunCheckpointData* a = checkpointAt(m_chooserA, &runA);
@@ -260,6 +267,8 @@ CompareView::~CompareView()
 void CompareView::showEvent(QShowEvent* event)
 {
     QWidget::showEvent(event);
+    if (m_updatePending)
+        update();
     if (m_pendingDiff) {
         const auto [a, b] = *m_pendingDiff;
         m_pendingDiff.reset();

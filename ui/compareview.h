@@ -84,6 +84,7 @@ private:
     TensorDiffModel* m_tensors;
     QVariant m_chosenA; // the A last announced through checkpointAChosen
     std::optional<std::pair<QString, QString>> m_pendingDiff; // chosen while hidden: compared when shown
+    bool m_updatePending = false; // runs or choices changed while hidden: update() when shown
     QString m_diffKey; // the pair whose values are compared or being compared
     std::shared_ptr<std::atomic_bool> m_diffCancel;
     std::shared_ptr<const ckpt::CheckpointDiff> m_diff;
