@@ -128,6 +128,11 @@ void CheckpointView::updatePages()
 
 void CheckpointView::refreshPage(int tab)
 {
+    if (tab == RawTab && !m_rawGiven) {
+        m_raw->setFile(m_rawFile);
+        m_rawGiven = true;
+        return;
+    }
     if (tab == TimelineTab) { // the run's, not the checkpoint's: redrawn when the run's check arrives
         m_timeline->setRun(m_run, m_index);
         return;
@@ -199,7 +204,14 @@ void CheckpointView::onFileLoaded(const std::shared_ptr<const ckpt::CheckpointFi
 void CheckpointView::showFile(int comboIndex)
 {
     const auto file = comboIndex >= 0 && comboIndex < static_cast<int>(m_files.size()) ? m_files[static_cast<std::size_t>(comboIndex)] : nullptr;
-    m_raw->setFile(file);
+    // The Raw tab's object tree of a frontier model's index holds ~90k entries: it is built when the
+    // tab is shown, not while the user looks at another tab.
+    m_rawFile = file;
+    m_rawGiven = false;
+    if (m_tabs->currentIndex() == RawTab) {
+        m_raw->setFile(file);
+        m_rawGiven = true;
+    }
     const bool dangerous = file && (file->imports().anyDangerous() || file->imports().structuralDanger);
     m_tabs->setTabIcon(RawTab, dangerous ? style()->standardIcon(QStyle::SP_MessageBoxWarning) : QIcon());
 }

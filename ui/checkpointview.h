@@ -96,6 +96,8 @@ private:
     SchedulePage* m_schedule;
     RngPage* m_rng;
     TimelinePage* m_timeline;
+    std::shared_ptr<const ckpt::CheckpointFile> m_rawFile; // the chosen file, given to the Raw tab when it is shown
+    bool m_rawGiven = true;
     RawPage* m_raw;
     std::shared_ptr<const ckpt::TrainingState> m_pageState; // what the data pages show
     std::shared_ptr<const ckpt::TrainingState> m_pageGiven[TabCount]; // what each page was last given

@@ -234,6 +234,7 @@ private slots:
         QVERIFY(!view->rngPage()->summaryText().isEmpty());
         QVERIFY(m_window->selectTab(QStringLiteral("overview")));
         view->fileChooser()->setCurrentIndex(view->fileChooser()->findText(QStringLiteral("optimizer.pt")));
+        QVERIFY(m_window->selectTab(QStringLiteral("raw"))); // the Raw tab is filled when it is shown
         QCOMPARE(view->rawPage()->treePage()->model()->index(0, 0).data().toString(), QStringLiteral("optimizer.pt"));
         QVERIFY(view->rawPage()->importsPage()->model()->rowCount() > 0);
         // The global step the fields show is the one the browser shows.

@@ -224,10 +224,9 @@ void CheckpointTensorsPage::onTensorsCollected()
         return;
     m_collecting = false;
     showBusy(false);
-    QFuture<CheckpointTensors> future = m_collect.future();
+    const QFuture<CheckpointTensors> future = m_collect.future();
     if (future.resultCount() > 0) {
-        // moved out, not copied: a frontier model's 90k rows cost the UI thread a copy otherwise
-        m_tensors = std::make_shared<const CheckpointTensors>(future.takeResult());
+        m_tensors = std::make_shared<const CheckpointTensors>(future.result());
         m_errors = m_tensors->errors;
         m_model->setTensors(m_tensors->rows);
         // widths from the first rows only: measuring all 90k of a frontier model stalled the UI thread
