@@ -3,9 +3,15 @@
 // `_single_tensor_<name>` function of torch/optim/<name>.py line by line (the real-dtype path,
 // capturable=False, differentiable=False): the same ops on the same operands in the same order, with
 // Python floats as C++ doubles, so the result is bitwise the Python one. Sources read:
-//   torch 1.13: pytorch@7c98e70d (v1.13.0, Debian's python3-torch 1.13.0a0), torch/optim/*.py
-//   torch 2.x:  pytorch main as of late 2025 (forks synced to it: cyyever/pytorch, ROCm/pytorch) and the
-//               released sources of 2.0-2.7; each change is gated on the release that made it:
+//   torch 1.13: Debian 12's python3-torch 1.13.0a0, /usr/lib/python3/dist-packages/torch/optim/*.py
+//               (the tests compare against it bitwise);
+//   torch 2.x:  pytorch main, late 2025, from forks synced to it: cyyever/pytorch@b1d94d61 (adam.py,
+//               adadelta.py), @7753b50b (sgd.py), @7b617aeb (rmsprop.py, adagrad.py, radam.py),
+//               @a9e0fe66 (adamax.py, nadam.py), ROCm/pytorch@40756461 (adamw.py, AdamW(Adam)); and
+//               the releases where a form changed: 2.0 adam@1c9bb8f6 / nadam@01153da6, 2.1
+//               adam@3fccbfec / nadam@0d47bdee / radam@56815f5f / adamax+rmsprop@260d71f6, 2.2
+//               radam@29948d00, 2.3 radam@d91936db, 2.4 adam@18e337dc (pytorch/pytorch).
+//   Gated on the probe's release:
 //   - 2.0: NAdam's mu_product_next = mu_product.item() * mu_next in double (1.13 multiplied the
 //          float32 tensor by mu a second time);
 //   - 2.1: first moments (Adam, AdamW, Adamax, NAdam, RAdam) and RMSprop's centered grad_avg use
@@ -13,6 +19,7 @@
 //          decoupled_weight_decay (2.2 for RAdam, 2.7 for Adam);
 //   - 2.3: RAdam's rect and adaptive factor use x ** 0.5 instead of math.sqrt;
 //   - 2.5: Adam's bias_correction2 ** 0.5 instead of math.sqrt.
+//   The 2.x branches have not run against a torch 2.x here (tests/gpu/validate_on_gpu.sh does).
 // Not replayed here but checked: SGD, dense Adagrad and Adadelta did not change arithmetic.
 // On CUDA torch 2.x defaults to the foreach ("multi tensor") kernels, which do the same arithmetic
 // per element but may round a fused step differently; the validator compares within --rtol there.
@@ -303,7 +310,7 @@ void TorchOptimUpdate::update(const OptimizerGroup& g, at::Tensor param, at::Ten
         auto root = [&](double x) { return powSqrt ? std::pow(x, 0.5) : std::sqrt(x); };
         if (rhoT > 5.) {
             const double rect = root((rhoT - 4) * (rhoT - 2) * rhoInf / ((rhoInf - 4) * (rhoInf - 2) * rhoT));
-            // Python's float / tensor is Tensor.__rtruediv__: tensor.reciprocal() * float (torch/_tensor.py),
+            // Python's float / tensor is Tensor.__rtruediv__: tensor.reciprocal() * float (Debian torch 1.13, torch/_tensor.py __rdiv__),
             // which rounds differently from ATen's Scalar / Tensor (fill, then div_)
             const at::Tensor adaptive = expAvgSq.sqrt().add_(eps).reciprocal() * root(bc2);
             param.add_(corrected * lr * adaptive * rect, -1.0);

@@ -470,7 +470,7 @@ private:
     }
 
     // torch.nn.utils.clip_grad_norm_'s total 2-norm: each gradient's norm, stacked in parameter order,
-    // then the norm of the stack (torch/nn/utils/clip_grad.py, 1.13 and 2.x alike).
+    // then the norm of the stack (Debian torch 1.13, torch/nn/utils/clip_grad.py clip_grad_norm_).
     static at::Tensor totalNorm(const std::vector<at::Tensor>& params)
     {
         std::vector<at::Tensor> norms;
@@ -480,7 +480,7 @@ private:
     }
 
     // clip_coef = max_norm / (total_norm + 1e-6) is Python's float / tensor, i.e.
-    // (total_norm + 1e-6).reciprocal() * max_norm (torch/_tensor.py __rtruediv__), clamped to 1 and
+    // (total_norm + 1e-6).reciprocal() * max_norm (Debian torch 1.13, torch/_tensor.py __rdiv__), clamped to 1 and
     // multiplied into every gradient. LibTorch's C++ clip_grad_norm_ divides instead and rounds differently.
     static void clipGradients(const std::vector<at::Tensor>& params, const at::Tensor& total, double maxNorm)
     {
