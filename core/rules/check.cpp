@@ -168,8 +168,8 @@ CheckReport checkRun(const std::string& path, const RunHistory& history, const C
         auto found = checkPair(*previous, facts[i]);
         // whether rank 0's torch CPU generator moved between the two saves: a resume that does not
         // restore it draws the same stream again, or a fresh one
-        const std::string rngBefore = summarizeState(previous->state).rngFingerprint;
-        const std::string rngAfter = summarizeState(facts[i].state).rngFingerprint;
+        const std::string& rngBefore = report.states[static_cast<std::size_t>(previous - facts.data())].rngFingerprint;
+        const std::string& rngAfter = report.states[i].rngFingerprint;
         if (facts[i].state.globalStep && !rngBefore.empty() && !rngAfter.empty())
             report.series["rng.changed"].push_back({*facts[i].state.globalStep, rngBefore != rngAfter ? 1.0 : 0.0, facts[i].state.path});
         for (const auto& f : found) {
@@ -180,6 +180,8 @@ CheckReport checkRun(const std::string& path, const RunHistory& history, const C
         report.findings.insert(report.findings.end(), found.begin(), found.end());
         previous = &facts[i];
     }
+    if (!facts.empty()) // the timeline draws the latest checkpoint's scheduler over its positions
+        report.states.back() = summarizeState(facts.back().state, true);
     const std::size_t before = report.findings.size();
     report.findings.insert(report.findings.end(), runAudit.begin(), runAudit.end());
     std::vector<rules::RunMark> marks;

@@ -29,7 +29,7 @@ std::string fieldsText(const std::vector<StateField>& fields, std::size_t limit)
 
 } // namespace
 
-StateSummary summarizeState(const TrainingState& s)
+StateSummary summarizeState(const TrainingState& s, bool withLrCurve)
 {
     StateSummary out;
     out.path = s.path;
@@ -61,7 +61,7 @@ StateSummary summarizeState(const TrainingState& s)
     } else {
         p.emplace_back("L", "not in this checkpoint");
     }
-    if (s.scheduler && s.scheduler->schedule.recomputable && s.scheduler->schedule.lastEpoch >= 0) {
+    if (withLrCurve && s.scheduler && s.scheduler->schedule.recomputable && s.scheduler->schedule.lastEpoch >= 0) {
         try {
             const LrSchedule& l = s.scheduler->schedule;
             const auto series = l.lrSeries(0, l.lastEpoch);

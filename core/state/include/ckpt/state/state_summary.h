@@ -23,6 +23,8 @@ struct StateSummary {
     std::vector<std::pair<int64_t, double>> lrCurve;
 };
 
-StateSummary summarizeState(const TrainingState& state);
+/// withLrCurve: also replay the scheduler over its positions (O(last_epoch)); a run's timeline
+/// draws only its latest checkpoint's curve, so the others skip it.
+StateSummary summarizeState(const TrainingState& state, bool withLrCurve = false);
 
 } // namespace ckpt
