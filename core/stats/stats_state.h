@@ -8,26 +8,78 @@
 #include "stats_kernels.h"
 #include "value_sketch.h"
 
+#include <algorithm>
 #include <array>
+#include <memory>
 #include <functional>
 #include <vector>
 
 namespace ckpt {
+
+/// A value census whose 64-key blocks are zeroed when first used, not up front, and visited only
+/// when used: a 16-bit census has 65536 keys (512 KiB), and zeroing and visiting all of them for
+/// each of a checkpoint's 90k small bf16 tensors was most of their statistics' time. A block's
+/// counts are valid only once live() made it live (block() says which are).
+class LazyCensus {
+public:
+    LazyCensus() = default;
+    LazyCensus(LazyCensus&&) noexcept = default;
+    LazyCensus& operator=(LazyCensus&&) noexcept = default;
+    LazyCensus(const LazyCensus& other) { *this = other; }
+    LazyCensus& operator=(const LazyCensus& other)
+    {
+        if (this == &other)
+            return *this;
+        reset(other.m_size);
+        for (std::size_t b = 0; b * 64 < m_size; ++b) {
+            if (other.block(b))
+                std::copy_n(other.m_counts.get() + b * 64, 64, live(b));
+        }
+        return *this;
+    }
+    bool empty() const { return m_size == 0; }
+    std::size_t size() const { return m_size; }
+    /// `n` keys (a multiple of 64), every block unused.
+    void reset(std::size_t n)
+    {
+        m_counts.reset(new uint64_t[n]); // uninitialised: live() zeroes a block when first used
+        m_size = n;
+        m_blocks = {};
+    }
+    bool block(std::size_t b) const { return (m_blocks[b / 64] >> (b % 64)) & 1; }
+    /// Block b's 64 counts, zeroed on its first use.
+    uint64_t* live(std::size_t b)
+    {
+        uint64_t* counts = m_counts.get() + b * 64;
+        if (!block(b)) {
+            std::fill(counts, counts + 64, 0);
+            m_blocks[b / 64] |= uint64_t(1) << (b % 64);
+        }
+        return counts;
+    }
+    /// Key k's count (k in a live block).
+    uint64_t operator[](std::size_t k) const { return m_counts[k]; }
+
+private:
+    std::unique_ptr<uint64_t[]> m_counts;
+    std::size_t m_size = 0;
+    std::array<uint64_t, 1024 / 64> m_blocks{};
+};
+
+/// A worker thread's 32-bit census scratch (65536 entries), made once per thread and always all
+/// zero between uses: StatsAccumulator::State::absorbCensus clears what it takes.
+uint32_t* censusScratch();
 
 struct StatsAccumulator::State {
     DType dtype = DType::Unknown;
     kernels::Kind kind = kernels::Kind::Unsupported;
     uint64_t count = 0;               // elements added
     kernels::Moments moments;         // non-census kinds only (census kinds derive them from the census)
-    std::vector<uint64_t> census;     // census kinds: censusSize(kind) entries once anything was added
-    /// Bit b: keys [64b, 64b + 64) of the census may be non-zero. The census loops visit only
-    /// those blocks, in key order (zero counts were skipped anyway, so every figure is the same):
-    /// a 16-bit census has 65536 keys, and a checkpoint of 90k small bf16 tensors visited them all
-    /// for each tensor.
-    std::array<uint64_t, 1024 / 64> censusBlocks{};
+    /// Census kinds: censusSize(kind) keys once anything was added. The census loops visit only
+    /// its live blocks, in key order (zero counts were skipped anyway, so every figure is the same).
+    LazyCensus census;
 
-    bool censusBlock(std::size_t b) const { return (censusBlocks[b / 64] >> (b % 64)) & 1; }
-    void markCensusBlock(std::size_t b) { censusBlocks[b / 64] |= uint64_t(1) << (b % 64); }
+    bool censusBlock(std::size_t b) const { return census.block(b); }
     /// Non-census kinds: both histograms, binned (core/stats/linear_bins.h) by a look at the
     /// elements or from a value sketch once min, max and the smallest non-zero |x| were known;
     /// empty when they were not binned over the accumulator's current ranges (see finish()).

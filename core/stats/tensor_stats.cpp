@@ -190,11 +190,17 @@ uint64_t Histogram::total() const
     return n;
 }
 
+uint32_t* censusScratch()
+{
+    thread_local std::vector<uint32_t> scratch(65536, 0);
+    return scratch.data();
+}
+
 void StatsAccumulator::State::absorbCensus(uint32_t* local, const std::byte* data, std::size_t count)
 {
     const std::size_t size = kernels::censusSize(kind);
     if (census.empty())
-        census.assign(size, 0);
+        census.reset(size);
     // Few elements: visit their keys only (the keys kernels::scan counted: the raw 1- or 2-byte value).
     if (data && count < size / 16) {
         const std::size_t width = size == 256 ? 1 : 2;
@@ -208,22 +214,23 @@ void StatsAccumulator::State::absorbCensus(uint32_t* local, const std::byte* dat
                 key = k16;
             }
             if (local[key] != 0) {
-                census[key] += local[key];
+                census.live(key / 64)[key % 64] += local[key];
                 local[key] = 0;
-                markCensusBlock(key / 64);
             }
         }
         return;
     }
     for (std::size_t b = 0; b * 64 < size; ++b) {
         uint32_t any = 0;
-        for (std::size_t k = b * 64; k < b * 64 + 64 && k < size; ++k) {
+        for (std::size_t k = b * 64; k < b * 64 + 64; ++k)
             any |= local[k];
-            census[k] += local[k];
-            local[k] = 0;
+        if (!any)
+            continue;
+        uint64_t* counts = census.live(b);
+        for (std::size_t k = 0; k < 64; ++k) {
+            counts[k] += local[b * 64 + k];
+            local[b * 64 + k] = 0;
         }
-        if (any)
-            markCensusBlock(b);
     }
 }
 
@@ -254,14 +261,14 @@ uint64_t StatsAccumulator::count() const { return m->count; }
 void StatsAccumulator::add(const std::byte* data, std::size_t count)
 {
     const bool first = m->count == 0;
-    std::vector<uint32_t> local(kernels::censusExact(m->kind) ? kernels::censusSize(m->kind) : 0, 0);
+    uint32_t* const local = censusScratch();
     const std::size_t size = kernels::kindSize(m->kind);
     constexpr std::size_t kPiece = std::size_t(1) << 30; // keeps the 32-bit counts from overflowing
     for (std::size_t done = 0; done < count; done += kPiece) {
         const std::size_t n = std::min(kPiece, count - done);
-        kernels::scan(m->kind, data + done * size, n, m->moments, local.data());
+        kernels::scan(m->kind, data + done * size, n, m->moments, local);
         if (kernels::censusExact(m->kind))
-            m->absorbCensus(local.data(), data + done * size, n);
+            m->absorbCensus(local, data + done * size, n);
     }
     m->count += count;
     if (first) {
@@ -309,13 +316,13 @@ void StatsAccumulator::merge(const StatsAccumulator& other)
     m->sketch.merge(other.m->sketch);
     if (!other.m->census.empty()) {
         if (m->census.empty())
-            m->census.assign(other.m->census.size(), 0);
+            m->census.reset(other.m->census.size());
         for (std::size_t b = 0; b * 64 < m->census.size(); ++b) {
             if (!other.m->censusBlock(b))
                 continue;
-            m->markCensusBlock(b);
-            for (std::size_t k = b * 64; k < b * 64 + 64 && k < m->census.size(); ++k)
-                m->census[k] += other.m->census[k];
+            uint64_t* counts = m->census.live(b);
+            for (std::size_t k = 0; k < 64; ++k)
+                counts[k] += other.m->census[b * 64 + k];
         }
     }
 }
@@ -380,7 +387,6 @@ void scanViewsForStats(const std::vector<const TensorViewReader*>& views, const 
     }
     const unsigned threads = scanThreads(options, plan);
     const bool sketching = !options.exactHistograms, keepSketch = options.mergeableHistograms;
-    std::vector<std::vector<uint32_t>> census(threads, std::vector<uint32_t>(65536, 0));
     std::vector<std::vector<std::byte>> buffers(threads);
     std::vector<std::unique_ptr<kernels::SketchTable>> tables(threads); // made when first needed
 
@@ -402,7 +408,8 @@ void scanViewsForStats(const std::vector<const TensorViewReader*>& views, const 
                 return;
             }
             kernels::Moments& m = job.chunks[w.chunk];
-            kernels::scan(kind, p, w.count, m, census[worker].data());
+            uint32_t* const census = censusScratch(); // this thread's; absorbCensus leaves it zero
+            kernels::scan(kind, p, w.count, m, census);
             const bool binnable = !kernels::censusExact(kind) && m.n > 0;
             const bool sketch = binnable && ((sketching && job.chunks.size() > 1) || keepSketch);
             if (binnable && job.chunks.size() == 1) { // the only chunk: bin it while hot
@@ -419,7 +426,7 @@ void scanViewsForStats(const std::vector<const TensorViewReader*>& views, const 
             if (sketch)
                 job.sketch.absorb(*tables[worker]);
             if (kernels::censusExact(kind))
-                job.acc->state().absorbCensus(census[worker].data(), p, w.count);
+                job.acc->state().absorbCensus(census, p, w.count);
             job.acc->state().count += w.count;
         },
         [&](std::size_t item, int pass) {
