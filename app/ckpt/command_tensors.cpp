@@ -46,12 +46,20 @@ int directoryTensors(const CliArgs& args)
     } catch (const std::exception& e) {
         return failWith(e.what());
     }
+    // --json streams each file's listing as it is read (the same bytes as one JSON document built in
+    // memory, whose keys nlohmann sorts: files, layout, path, warnings); the table is built only
+    // for text.
     const bool json = args.has("--json");
-    nlohmann::json files = nlohmann::json::array();
     TextTable table({"FILE", "KEY", "DTYPE", "SHAPE", "SIZE", "NOTE"});
     std::size_t count = 0;
     uint64_t total = 0;
     std::vector<std::string> warnings;
+    bool firstFile = true;
+    auto beginFile = [&] {
+        if (json)
+            std::cout << (firstFile ? "{\"files\":[" : ",");
+        firstFile = false;
+    };
     auto relative = [&](const std::string& path) { return std::filesystem::path(path).lexically_relative(dir).string(); };
     if (const std::string dcp = ckpt::dcpFolder(layout); !dcp.empty()) {
         try {
@@ -60,15 +68,16 @@ int directoryTensors(const CliArgs& args)
             for (const auto& e : d.entries) {
                 if (e.isBytes)
                     continue;
-                int64_t numel = 1;
-                for (int64_t n : e.size)
-                    numel *= n;
                 ++count;
-                entries.push_back({{"fqn", e.fqn}, {"dtype", e.dtype}, {"shape", e.size}, {"chunks", e.chunks.size()},
-                                   {"problem", e.problem}});
-                table.addRow({".metadata", e.fqn, e.dtype, formatShape(e.size), std::to_string(e.chunks.size()) + " chunk(s)", e.problem});
+                if (json)
+                    entries.push_back({{"fqn", e.fqn}, {"dtype", e.dtype}, {"shape", e.size}, {"chunks", e.chunks.size()},
+                                       {"problem", e.problem}});
+                else
+                    table.addRow({".metadata", e.fqn, e.dtype, formatShape(e.size), std::to_string(e.chunks.size()) + " chunk(s)", e.problem});
             }
-            files.push_back({{"path", dcp + "/.metadata"}, {"role", "metadata"}, {"entries", entries}});
+            beginFile();
+            if (json)
+                std::cout << ckpt::dumpJson({{"path", dcp + "/.metadata"}, {"role", "metadata"}, {"entries", entries}});
             warnings = d.warnings;
         } catch (const std::exception& e) {
             return failWith(e.what());
@@ -84,23 +93,23 @@ int directoryTensors(const CliArgs& args)
             warnings.push_back(e.what()); // the rest still lists
             continue;
         }
-        if (json) {
-            auto j = ckpt::tensorsReportToJson(*file);
-            j["role"] = info.role;
-            files.push_back(std::move(j));
-        }
+        beginFile();
+        if (json)
+            ckpt::writeTensorsReportJson(std::cout, *file, info.role);
         for (const auto& e : file->tensorEntries()) {
             const auto& t = file->tensors()[e.tensor];
             if (!e.alias)
                 total += t.nbytes();
             ++count;
-            table.addRow({relative(info.path), ckpt::formatKeyPath(e.key), t.dtypeName, formatShape(t.shape), humanBytes(t.nbytes()), noteOf(e, t)});
+            if (!json)
+                table.addRow({relative(info.path), ckpt::formatKeyPath(e.key), t.dtypeName, formatShape(t.shape), humanBytes(t.nbytes()), noteOf(e, t)});
         }
         for (const auto& w : file->warnings())
             warnings.push_back(info.path + ": " + w);
     }
     if (json) {
-        std::cout << ckpt::dumpJson({{"path", dir}, {"layout", ckpt::layoutName(layout.layout)}, {"files", files}, {"warnings", warnings}}) << '\n';
+        std::cout << (firstFile ? "{\"files\":[" : "") << "],\"layout\":" << ckpt::dumpJson(nlohmann::json(ckpt::layoutName(layout.layout)))
+                  << ",\"path\":" << ckpt::dumpJson(nlohmann::json(dir)) << ",\"warnings\":" << ckpt::dumpJson(nlohmann::json(warnings)) << "}\n";
         return kExitOk;
     }
     table.print(std::cout);

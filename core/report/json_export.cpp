@@ -230,11 +230,13 @@ json tensorsReportToJson(const CheckpointFile& file)
     return j;
 }
 
-void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file)
+void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const std::optional<std::string>& role)
 {
-    // the keys in tensorsReportToJson's (sorted) order: file, format, tensors, warnings
-    out << "{\"file\":" << dumpJson(json(file.path())) << ",\"format\":" << dumpJson(json(formatName(file.format())))
-        << ",\"tensors\":[";
+    // the keys in tensorsReportToJson's (sorted) order: file, format, [role,] tensors, warnings
+    out << "{\"file\":" << dumpJson(json(file.path())) << ",\"format\":" << dumpJson(json(formatName(file.format())));
+    if (role)
+        out << ",\"role\":" << dumpJson(json(*role));
+    out << ",\"tensors\":[";
     bool first = true;
     for (const auto& e : file.tensorEntries()) {
         out << (first ? "" : ",") << dumpJson(tensorEntryToJson(file, e));

@@ -7,6 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+#include <string>
+
 namespace ckpt {
 
 nlohmann::json keyPathToJson(const KeyPath& path);
@@ -18,7 +21,8 @@ nlohmann::json tensorEntryToJson(const CheckpointFile& file, const TensorEntry& 
 nlohmann::json tensorsReportToJson(const CheckpointFile& file);
 /// tensorsReportToJson(file) dumped compactly (dumpJson), written to `out` one tensor at a time:
 /// the same bytes without the whole report in memory (a frontier model lists ~90k tensors).
-void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file);
+/// A `role` adds {"role": role}, as a folder's listing names each file's part.
+void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const std::optional<std::string>& role = std::nullopt);
 
 /// `ckpt tree FILE --json`: {"file", "format", "properties", "root": node, "warnings"}. A container
 /// reached a second time becomes {"type": "ref", "path": [...]} so shared structure stays small.
