@@ -138,41 +138,57 @@ void RunLoader::startScan(const RunDataPtr& run)
     emit progress(m_unitsDone, m_unitsTotal, tr("Reading %1…").arg(run->name));
 
     QPointer<RunLoader> self(this);
-    m_pool.start([self, runId, paths, cancelled] {
-        lowerThreadPriority();
-        for (std::size_t i = 0; i < paths.size(); ++i) {
-            if (*cancelled)
-                return; // cancel() already counted what is left
-            std::shared_ptr<const ckpt::TrainingState> state;
-            QString error;
-            std::vector<std::pair<std::string, uint64_t>> sizes;
-            try {
-                auto read = std::make_shared<ckpt::TrainingState>(ckpt::readTrainingState(paths[i]));
-                sizes = fileSizes(*read);
-                state = std::move(read);
-            } catch (const std::exception& e) {
-                error = fromUtf8(e.what());
+    auto deliverState = [self, runId, cancelled](int index, std::shared_ptr<const ckpt::TrainingState> state, QString error) {
+        std::vector<std::pair<std::string, uint64_t>> sizes;
+        if (state)
+            sizes = fileSizes(*state);
+        QMetaObject::invokeMethod(self.data(), [self, runId, index, state, error, sizes, cancelled] {
+            if (!self || *cancelled)
+                return;
+            emit self->stateAvailable(runId, index, state, error, sizes);
+            self->unitDone(runId);
+        }, Qt::QueuedConnection);
+    };
+    // A checkpoint alone: its check reads the state and hands it over before running the rules,
+    // with the parsed files kept for the Tensors tab, so nothing is parsed twice (a 163-shard
+    // index, an 80k-tensor pickle). A run's states are read here, in parallel with its check, and
+    // keep no files: hundreds of value graphs would stay in memory.
+    const bool stateFromCheck = paths.size() == 1;
+    if (!stateFromCheck) {
+        m_pool.start([paths, cancelled, deliverState] {
+            lowerThreadPriority();
+            for (std::size_t i = 0; i < paths.size(); ++i) {
+                if (*cancelled)
+                    return; // cancel() already counted what is left
+                try {
+                    deliverState(static_cast<int>(i), std::make_shared<const ckpt::TrainingState>(ckpt::readTrainingState(paths[i])), {});
+                } catch (const std::exception& e) {
+                    deliverState(static_cast<int>(i), nullptr, fromUtf8(e.what()));
+                }
             }
-            QMetaObject::invokeMethod(self.data(), [self, runId, index = static_cast<int>(i), state, error, sizes, cancelled] {
-                if (!self || *cancelled)
-                    return;
-                emit self->stateAvailable(runId, index, state, error, sizes);
-                self->unitDone(runId);
-            }, Qt::QueuedConnection);
-        }
-    });
+        });
+    }
 
     // Loose files have no run to check as one: each file is checked as a checkpoint.
     const std::vector<std::string> inputs = run->looseFiles ? paths : std::vector<std::string>{run->path.toStdString()};
     // a run's timeline comes from the same check (core/report/timeline.h): nothing is read twice
     const auto history = run->looseFiles || run->singleCheckpoint ? nullptr : run->fullHistory;
-    m_pool.start([self, runId, inputs, paths, cancelled, history] {
+    m_pool.start([self, runId, inputs, paths, cancelled, history, stateFromCheck, deliverState] {
         lowerThreadPriority();
         std::vector<ckpt::Finding> findings;
         std::shared_ptr<const ckpt::Timeline> timeline;
         QString note;
         ckpt::CheckOptions options;
         options.progress = [cancelled](const ckpt::CheckProgress&) { return !*cancelled; };
+        bool stateDelivered = false;
+        if (stateFromCheck) {
+            options.keepFiles = true;
+            options.stateRead = [&](const ckpt::TrainingState& state) {
+                if (!stateDelivered)
+                    deliverState(0, std::make_shared<const ckpt::TrainingState>(state), {});
+                stateDelivered = true;
+            };
+        }
         for (const std::string& input : inputs) {
             try {
                 ckpt::CheckReport report = ckpt::checkPaths({input}, options);
@@ -184,6 +200,8 @@ void RunLoader::startScan(const RunDataPtr& run)
                 note = fromUtf8(e.what()); // the states' own errors are findings already
             }
         }
+        if (stateFromCheck && !stateDelivered)
+            deliverState(0, nullptr, note.isEmpty() ? RunLoader::tr("the checkpoint could not be read") : note);
         // Sorted here: on the GUI thread, matching a run's hundreds of findings to its checkpoints
         // took longer than a frame.
         auto placed = std::make_shared<PlacedFindings>(placeFindings(paths, findings));

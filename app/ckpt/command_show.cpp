@@ -115,22 +115,27 @@ int runShow(const CliArgs& args)
 {
     if (args.positional.size() != 1)
         return failWith("usage: ckpt show PATH [--json]");
-    TrainingState state;
+    // The state and the checkpoint's own findings from one read (no hashing, no tensor bytes:
+    // `ckpt check` does the full audit); --json needs the state only.
+    const bool json = args.has("--json");
+    CheckpointFacts facts;
     try {
-        state = readTrainingState(args.positional[0]);
+        if (json)
+            facts.state = readTrainingState(args.positional[0]);
+        else
+            facts = gatherFacts(args.positional[0], {false, false});
     } catch (const std::exception& e) {
         return failWith(e.what());
     }
+    const TrainingState& state = facts.state;
     if (!state.model && !state.optimizer && !state.scheduler && !state.rng && state.progress.empty() && !state.warnings.empty())
         return failWith(state.warnings.front());
-    if (args.has("--json")) {
+    if (json) {
         std::cout << dumpJson(trainingStateToJson(state)) << '\n';
         return kExitOk;
     }
     printState(state);
-    // The checkpoint's own findings (no hashing, no tensor bytes: `ckpt check` does the full audit).
     try {
-        CheckpointFacts facts = gatherFacts(args.positional[0], {false, false});
         std::vector<Finding> findings = checkCheckpoint(facts);
         sortFindings(findings);
         std::cout << "\nfindings" << (findings.empty() ? ": " : ":\n");

@@ -31,11 +31,13 @@ bool readable(const TrainingState& s)
     return s.model || s.optimizer || s.scheduler || s.scaler || s.rng || !s.progress.empty() || !s.data.empty();
 }
 
-CheckpointFacts load(const std::string& path, const FactOptions& options)
+CheckpointFacts load(const std::string& path, const FactOptions& options, const CheckOptions& check)
 {
     if (!fs::exists(path))
         throw std::runtime_error(path + ": no such file or directory");
     CheckpointFacts c = gatherFacts(path, options);
+    if (check.stateRead)
+        check.stateRead(c.state);
     // A recognised layout whose files cannot be read (a model export whose one shard is refused) is
     // checked and audited: its findings say why; only an unrecognisable path is refused.
     const bool recognised = c.state.layout.layout != Layout::Generic && c.state.layout.layout != Layout::StateDict;
@@ -119,7 +121,9 @@ CheckReport checkRun(const std::string& path, const RunHistory& history, const C
     for (const auto& rc : history.checkpoints) {
         if (!step("reading " + rc.path))
             return report;
-        facts.push_back(gatherFacts(rc.path, {false, options.content}));
+        facts.push_back(gatherFacts(rc.path, {false, options.content, options.keepFiles}));
+        if (options.stateRead)
+            options.stateRead(facts.back().state);
         report.checkpoints.push_back(rc.path);
         report.states.push_back(summarizeState(facts.back().state));
     }
@@ -275,7 +279,7 @@ CheckReport checkRuns(const std::string& path, const std::vector<DiscoveredRun>&
     for (const DiscoveredRun& run : runs) {
         CheckReport one;
         if (run.singleCheckpoint) { // a model folder among others
-            const CheckpointFacts c = load(run.path, {options.audit, options.content});
+            const CheckpointFacts c = load(run.path, {options.audit, options.content, options.keepFiles}, options);
             one.checkpoints = {c.state.path};
             one.states = {summarizeState(c.state)};
             one.findings = checkCheckpoint(c);
@@ -312,11 +316,11 @@ CheckReport checkPaths(const std::vector<std::string>& paths, const CheckOptions
             throw std::runtime_error(p + ": no such file or directory");
     }
     CheckReport report;
-    const FactOptions factOptions{options.audit, options.content};
+    const FactOptions factOptions{options.audit, options.content, options.keepFiles};
     if (paths.size() == 2) {
         report.kind = "pair";
         report.inputs = paths;
-        const CheckpointFacts a = load(paths[0], factOptions), b = load(paths[1], factOptions);
+        const CheckpointFacts a = load(paths[0], factOptions, options), b = load(paths[1], factOptions, options);
         report.checkpoints = {a.state.path, b.state.path};
         report.states = {summarizeState(a.state), summarizeState(b.state)};
         for (const CheckpointFacts* c : {&a, &b}) {
@@ -332,7 +336,7 @@ CheckReport checkPaths(const std::vector<std::string>& paths, const CheckOptions
     } else {
         report.kind = "checkpoint";
         report.inputs = paths;
-        const CheckpointFacts c = load(paths[0], factOptions);
+        const CheckpointFacts c = load(paths[0], factOptions, options);
         report.checkpoints = {c.state.path};
         report.states = {summarizeState(c.state)};
         report.findings = checkCheckpoint(c);

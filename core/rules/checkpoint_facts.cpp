@@ -58,12 +58,21 @@ FileFacts fileFacts(const CheckpointFile& file)
 CheckpointFacts gatherFacts(const std::string& path, const FactOptions& options)
 {
     CheckpointFacts c;
-    c.state = readTrainingState(path);
+    // The reader's parsed files serve the imports and overlap facts below and the content rules'
+    // resolver (which would otherwise parse them again); the state lets go of them unless the
+    // caller keeps them too.
+    c.state = readTrainingState(path, {.keepFiles = true});
     for (const auto& f : c.state.layout.files) {
         if (!holdsPickles(f))
             continue;
+        const auto kept = c.state.keptFile(f.path);
+        // A safetensors file holds no pickle and its reader refuses overlapping tensors, so its
+        // facts are empty: the shards of an index (which the reader parsed through the index, not
+        // one by one) are not parsed again for them, 163 of them for a frontier model.
+        if (!kept && f.path.ends_with(".safetensors"))
+            continue;
         try {
-            c.files.push_back(fileFacts(*CheckpointFile::open(f.path)));
+            c.files.push_back(fileFacts(kept ? *kept : *CheckpointFile::open(f.path)));
         } catch (const std::exception&) {
             // readTrainingState already recorded why the file cannot be opened. A file the loader
             // refuses can still carry a payload: report its pickles' imports when they are dangerous.
@@ -75,6 +84,10 @@ CheckpointFacts gatherFacts(const std::string& path, const FactOptions& options)
             }
         }
     }
+    if (options.content)
+        c.content = makeStatsContentSource(c.state.files);
+    if (!options.keepFiles)
+        c.state.files.clear();
     if (options.audit && std::filesystem::is_directory(path)) {
         try {
             c.audit = auditPath(path).findings;
@@ -83,8 +96,6 @@ CheckpointFacts gatherFacts(const std::string& path, const FactOptions& options)
             // not a directory the audit understands (no manifest or commit marker): nothing to verify
         }
     }
-    if (options.content)
-        c.content = makeStatsContentSource();
     return c;
 }
 

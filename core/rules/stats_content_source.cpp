@@ -12,6 +12,12 @@ namespace {
 
 class StatsContentSource : public TensorContentSource {
 public:
+    explicit StatsContentSource(const std::vector<std::shared_ptr<const CheckpointFile>>& parsed)
+    {
+        for (const auto& f : parsed)
+            m_source.adopt(f);
+    }
+
     std::optional<TensorSummary> summary(const Provenance& where, std::string* problem) override
     {
         std::lock_guard lock(m_mutex);
@@ -47,6 +53,9 @@ private:
 
 } // namespace
 
-std::shared_ptr<TensorContentSource> makeStatsContentSource() { return std::make_shared<StatsContentSource>(); }
+std::shared_ptr<TensorContentSource> makeStatsContentSource(const std::vector<std::shared_ptr<const CheckpointFile>>& parsed)
+{
+    return std::make_shared<StatsContentSource>(parsed);
+}
 
 } // namespace ckpt

@@ -28,13 +28,15 @@ namespace detail {
 
 struct Opened {
     LayoutFile info;
-    std::unique_ptr<CheckpointFile> file;
+    std::shared_ptr<const CheckpointFile> file;
 };
 
 class StateReader {
 public:
     explicit StateReader(TrainingState& state);
     void read();
+    /// The files read() opened (TrainingState::files, when the caller keeps them).
+    std::vector<std::shared_ptr<const CheckpointFile>> openedFiles() const;
 
 private:
     // training_state.cpp

@@ -351,6 +351,15 @@ void StateReader::settleGlobalStep()
 
 } // namespace detail
 
+std::shared_ptr<const CheckpointFile> TrainingState::keptFile(const std::string& path) const
+{
+    for (const auto& f : files) {
+        if (f && f->path() == path)
+            return f;
+    }
+    return nullptr;
+}
+
 const StateField* TrainingState::progressField(const std::string& name) const
 {
     for (const auto& f : progress) {
@@ -360,12 +369,23 @@ const StateField* TrainingState::progressField(const std::string& name) const
     return nullptr;
 }
 
-TrainingState readTrainingState(const std::string& path)
+std::vector<std::shared_ptr<const CheckpointFile>> detail::StateReader::openedFiles() const
+{
+    std::vector<std::shared_ptr<const CheckpointFile>> files;
+    for (const detail::Opened& f : m_files)
+        files.push_back(f.file);
+    return files;
+}
+
+TrainingState readTrainingState(const std::string& path, const ReadOptions& options)
 {
     TrainingState state;
     state.path = path;
     state.layout = detectLayout(path);
-    detail::StateReader(state).read();
+    detail::StateReader reader(state);
+    reader.read();
+    if (options.keepFiles)
+        state.files = reader.openedFiles();
     return state;
 }
 

@@ -73,7 +73,7 @@ std::vector<std::pair<TensorPiece, TensorPiece>> pairPieces(const ResolvedTensor
 }
 
 struct TensorSource::Impl {
-    std::map<std::string, std::unique_ptr<CheckpointFile>> files;
+    std::map<std::string, std::shared_ptr<const CheckpointFile>> files;
     // Per file, its tensors by printed key path ("0" for the integer key 0 too), built on the first
     // lookup: the rules ask for every tensor of a 90k-tensor set one by one.
     std::map<std::string, std::unordered_map<std::string, uint32_t>> byKey;
@@ -90,6 +90,12 @@ const CheckpointFile& TensorSource::file(const std::string& path)
     if (!slot)
         slot = CheckpointFile::open(path);
     return *slot;
+}
+
+void TensorSource::adopt(std::shared_ptr<const CheckpointFile> file)
+{
+    if (file)
+        m->files.try_emplace(file->path(), std::move(file));
 }
 
 const TensorInfo* TensorSource::find(const std::string& path, const KeyPath& key)

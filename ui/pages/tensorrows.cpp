@@ -251,7 +251,9 @@ CheckpointTensors collectTensors(const TrainingState& state, const std::function
             return out;
         const LayoutFile& info = *files[static_cast<std::size_t>(i)];
         try {
-            std::shared_ptr<const CheckpointFile> file = CheckpointFile::open(info.path);
+            std::shared_ptr<const CheckpointFile> file = state.keptFile(info.path);
+            if (!file)
+                file = CheckpointFile::open(info.path);
             addFileRows(file, static_cast<int>(out.files.size()), nameInCheckpoint(base, fromUtf8(info.path)), out.rows);
             out.files.push_back(std::move(file));
             opened.push_back({info.rank >= 0 ? info.rank : ckpt::rankFromFileName(info.path), info.role});

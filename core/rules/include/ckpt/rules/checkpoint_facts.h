@@ -37,6 +37,7 @@ struct CheckpointFacts {
 struct FactOptions {
     bool audit = true;   // run the manifest audit (hashes every file)
     bool content = true; // read tensor bytes for the content rules (NaN/Inf, moments)
+    bool keepFiles = false; // leave the parsed files in state.files (TrainingState::files)
 };
 
 /// Reads one checkpoint (file or directory) and everything the single-checkpoint rules need.

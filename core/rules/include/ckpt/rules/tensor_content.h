@@ -37,6 +37,7 @@ public:
 /// resolver the diff and the GUI use too, so every layout (DCP chunks with one or per-rank
 /// metadata included) is read the same way. Files are opened once each, read-only, and cached for
 /// the source's lifetime.
-std::shared_ptr<TensorContentSource> makeStatsContentSource();
+/// `parsed`: files already read (TrainingState::files), used instead of opening them again.
+std::shared_ptr<TensorContentSource> makeStatsContentSource(const std::vector<std::shared_ptr<const CheckpointFile>>& parsed = {});
 
 } // namespace ckpt

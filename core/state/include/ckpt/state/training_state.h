@@ -151,13 +151,23 @@ struct TrainingState {
     std::vector<StateField> environment; // E: versions, config hashes, world size...
     std::optional<int64_t> globalStep;   // the agreed global step (progress field, manifest, or directory name)
     std::vector<std::string> warnings;   // files that could not be read, ambiguities
+    /// The files the reader opened and parsed, kept only when ReadOptions::keepFiles asks: a caller
+    /// that needs them again (the rules' imports, the Tensors tab) shares them instead of parsing a
+    /// 163-shard index or an 80k-tensor pickle a second time. Empty otherwise, so a run's states
+    /// hold no value graphs.
+    std::vector<std::shared_ptr<const CheckpointFile>> files;
 
+    /// The kept file opened from `path`, or null.
+    std::shared_ptr<const CheckpointFile> keptFile(const std::string& path) const;
     const StateField* progressField(const std::string& name) const;
 };
 
 /// Reads one checkpoint: a file, or a checkpoint directory of any recognised layout. Files that
 /// cannot be read become warnings; the rest still opens. Reads headers and pickles only, never
 /// tensor data. Throws std::runtime_error when the path does not exist.
-TrainingState readTrainingState(const std::string& path);
+struct ReadOptions {
+    bool keepFiles = false; // fill TrainingState::files
+};
+TrainingState readTrainingState(const std::string& path, const ReadOptions& options = {});
 
 } // namespace ckpt

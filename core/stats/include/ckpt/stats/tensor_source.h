@@ -62,6 +62,9 @@ public:
 
     /// The open file at `path` (opened on first use). Throws OpenError.
     const CheckpointFile& file(const std::string& path);
+    /// Uses a file already parsed (the state reader's: TrainingState::files) for its path instead of
+    /// opening it again on first use.
+    void adopt(std::shared_ptr<const CheckpointFile> file);
     /// The tensor at `key` in that file, or nullptr.
     const TensorInfo* find(const std::string& path, const KeyPath& key);
 
