@@ -11,6 +11,8 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
+
 namespace {
 
 struct OpenResult {
@@ -87,6 +89,16 @@ void CheckpointLoader::load(const QString& path)
 
 void CheckpointLoader::load(const QStringList& paths)
 {
+    load(paths, {});
+}
+
+void CheckpointLoader::load(const QString& path, const std::vector<std::shared_ptr<const ckpt::CheckpointFile>>& parsed)
+{
+    load(QStringList{path}, parsed);
+}
+
+void CheckpointLoader::load(const QStringList& paths, const std::vector<std::shared_ptr<const ckpt::CheckpointFile>>& parsed)
+{
     const quint64 generation = ++m_generation;
     // Drop the previous batch: opens not started yet are removed from the pool, and its
     // watchers go with their batch object (later: one of them may be the caller right now).
@@ -120,6 +132,16 @@ void CheckpointLoader::load(const QStringList& paths)
             }, Qt::QueuedConnection);
             continue;
         }
+        const auto known = std::find_if(parsed.begin(), parsed.end(), [&](const auto& f) { return f && fromUtf8(f->path()) == file; });
+        if (known != parsed.end()) {
+            QMetaObject::invokeMethod(batch, [this, generation, file = *known] {
+                if (generation != m_generation)
+                    return;
+                emit loaded(file);
+                deliver(generation);
+            }, Qt::QueuedConnection);
+            continue;
+        }
         // The watcher lives on the GUI thread and reports there; it is deleted once read.
         auto* watcher = new QFutureWatcher<OpenResult>(batch);
         connect(watcher, &QFutureWatcherBase::finished, batch, [this, watcher, generation, file] {
@@ -135,6 +157,16 @@ void CheckpointLoader::load(const QStringList& paths)
         });
         watcher->setFuture(QtConcurrent::run(&m_pool, openFile, file));
     }
+}
+
+void CheckpointLoader::cancel()
+{
+    ++m_generation;
+    m_pool.clear();
+    if (m_batch)
+        m_batch->deleteLater();
+    m_batch = nullptr;
+    m_pending = 0;
 }
 
 void CheckpointLoader::deliver(quint64 generation)

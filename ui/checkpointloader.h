@@ -30,6 +30,13 @@ public:
 
     void load(const QString& path);
     void load(const QStringList& paths);
+    /// As load(path), with the files of `parsed` (a checkpoint's state kept them: TrainingState::files)
+    /// delivered as they are instead of being opened and parsed again.
+    void load(const QString& path, const std::vector<std::shared_ptr<const ckpt::CheckpointFile>>& parsed);
+
+    /// Drops the current batch: opens not started are removed, results still coming are ignored,
+    /// and nothing more is emitted for it.
+    void cancel();
 
     bool isBusy() const { return m_pending > 0; }
 
@@ -49,6 +56,7 @@ public:
     void waitForWorkers() { m_pool.waitForDone(); }
 
 private:
+    void load(const QStringList& paths, const std::vector<std::shared_ptr<const ckpt::CheckpointFile>>& parsed);
     void deliver(quint64 generation);
 
     QThreadPool m_pool;

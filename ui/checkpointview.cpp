@@ -169,8 +169,10 @@ void CheckpointView::setCheckpoint(const RunDataPtr& run, int index)
     updatePages();
     if (m_tabs->currentIndex() == TimelineTab)
         m_timeline->setRun(m_run, m_index);
-    if (path == m_path && valid)
-        return; // same checkpoint, more of its data arrived
+    if (path == m_path && valid) {
+        loadFilesWhenReady(); // same checkpoint, more of its data arrived: its state maybe
+        return;
+    }
     m_path = path;
     m_title->setText(valid ? QDir::toNativeSeparators(path) : tr("Open a run, a checkpoint folder or a file (File menu), or drop it here."));
     m_errors->clear();
@@ -178,11 +180,27 @@ void CheckpointView::setCheckpoint(const RunDataPtr& run, int index)
     const QSignalBlocker block(m_fileChooser);
     m_fileChooser->clear();
     showFile(-1);
+    m_filesRequested = false;
+    m_loader->cancel(); // what the previous checkpoint's opens still deliver is dropped
+    loadFilesWhenReady();
+}
+
+// The Raw tab's files. A checkpoint alone in its run gets a state that keeps the files its check
+// parsed (RunLoader), so they wait for it and only the files it did not parse are opened here; a
+// run's checkpoints, whose states keep none, are opened at once.
+void CheckpointView::loadFilesWhenReady()
+{
+    if (m_filesRequested || !m_run || m_index < 0)
+        return;
+    const RunCheckpointData& c = m_run->checkpoints[static_cast<std::size_t>(m_index)];
+    if (m_run->checkpoints.size() == 1 && !c.state && c.stateError.isEmpty() && !c.scanned)
+        return;
+    m_filesRequested = true;
+    const std::vector<std::shared_ptr<const ckpt::CheckpointFile>> parsed = c.state ? c.state->files
+                                                                                    : std::vector<std::shared_ptr<const ckpt::CheckpointFile>>();
     // A DCP folder holds chunk files only: nothing there for the Raw tab, and nothing to report.
-    if (valid && CheckpointLoader::expandPaths({path}) != QStringList{path})
-        m_loader->load(path); // a new batch: results of the previous checkpoint are dropped
-    else if (valid && QFileInfo(path).isFile())
-        m_loader->load(path);
+    if (CheckpointLoader::expandPaths({m_path}) != QStringList{m_path} || QFileInfo(m_path).isFile())
+        m_loader->load(m_path, parsed); // a new batch: results of the previous checkpoint are dropped
 }
 
 void CheckpointView::onFileLoaded(const std::shared_ptr<const ckpt::CheckpointFile>& file)

@@ -77,6 +77,7 @@ signals:
 
 private:
     void onFileLoaded(const std::shared_ptr<const ckpt::CheckpointFile>& file);
+    void loadFilesWhenReady();
     void showFile(int comboIndex);
     void updatePages();
     void refreshPage(int tab);
@@ -98,6 +99,7 @@ private:
     TimelinePage* m_timeline;
     std::shared_ptr<const ckpt::CheckpointFile> m_rawFile; // the chosen file, given to the Raw tab when it is shown
     bool m_rawGiven = true;
+    bool m_filesRequested = false; // m_loader asked for the current checkpoint's files
     RawPage* m_raw;
     std::shared_ptr<const ckpt::TrainingState> m_pageState; // what the data pages show
     std::shared_ptr<const ckpt::TrainingState> m_pageGiven[TabCount]; // what each page was last given
