@@ -28,6 +28,7 @@ for f in "${files[@]}"; do
     emit imports "$f" --json
     emit tree "$f" --json --depth 4
     emit show "$f" --json
+    emit tensors "$f" --stats --json
 done
 dirs=()
 [ -d "$corpus" ] && while IFS= read -r d; do dirs+=("$d"); done < <(find "$corpus" -mindepth 1 -type d | sort)
@@ -41,6 +42,8 @@ for d in "${dirs[@]}"; do
     emit check "$d"
     emit audit "$d" --json
     emit tensors "$d" --stats --json
+    emit tensors "$d" --json
+    emit tensors "$d"
 done
 # Pairs: consecutive checkpoints of each sample run, and the first two corpus torch files.
 for run in sample_runs/*/; do
