@@ -118,9 +118,9 @@ CheckpointTensorsPage::CheckpointTensorsPage(QWidget* parent)
     layout->addWidget(m_errorLabel);
     layout->addWidget(split, 1);
 
-    connect(&m_collect, &QFutureWatcher<CheckpointTensors>::progressValueChanged, m_progress, &QuietProgressBar::setValueQuietly);
-    connect(&m_collect, &QFutureWatcher<CheckpointTensors>::progressRangeChanged, m_progress, &QuietProgressBar::setRangeQuietly);
-    connect(&m_collect, &QFutureWatcher<CheckpointTensors>::finished, this, &CheckpointTensorsPage::onTensorsCollected);
+    connect(&m_collect, &QFutureWatcher<CollectedTensors>::progressValueChanged, m_progress, &QuietProgressBar::setValueQuietly);
+    connect(&m_collect, &QFutureWatcher<CollectedTensors>::progressRangeChanged, m_progress, &QuietProgressBar::setRangeQuietly);
+    connect(&m_collect, &QFutureWatcher<CollectedTensors>::finished, this, &CheckpointTensorsPage::onTensorsCollected);
     connect(&m_stats, &QFutureWatcher<TensorStatsView>::resultReadyAt, this, [this](int row) {
         if (!m_computingStats)
             return;
@@ -165,7 +165,7 @@ void CheckpointTensorsPage::setCheckpoint(std::shared_ptr<const ckpt::TrainingSt
     m_model->setTensors({});
     m_errorLabel->setVisible(false);
     if (!m_state) {
-        m_collect.setFuture(QFuture<CheckpointTensors>());
+        m_collect.setFuture(QFuture<CollectedTensors>());
         showBusy(false);
         updateSummary();
         showSelected();
@@ -174,13 +174,16 @@ void CheckpointTensorsPage::setCheckpoint(std::shared_ptr<const ckpt::TrainingSt
     m_progress->setRangeQuietly(0, 0);
     m_collecting = true;
     showBusy(true);
-    m_collect.setFuture(QtConcurrent::run([state = m_state](QPromise<CheckpointTensors>& promise) {
+    m_collect.setFuture(QtConcurrent::run([state = m_state](QPromise<CollectedTensors>& promise) {
         lowerThreadPriority();
-        promise.addResult(collectTensors(*state, [&promise](int done, int total) {
+        CollectedTensors collected;
+        collected.tensors = collectTensors(*state, [&promise](int done, int total) {
             promise.setProgressRange(0, total);
             promise.setProgressValue(done);
             return !promise.isCanceled();
-        }));
+        });
+        collected.modelRows = collected.tensors.rows;
+        promise.addResult(std::move(collected));
     }));
     updateSummary();
     showSelected();
@@ -224,13 +227,14 @@ void CheckpointTensorsPage::onTensorsCollected()
         return;
     m_collecting = false;
     showBusy(false);
-    QFuture<CheckpointTensors> future = m_collect.future();
+    QFuture<CollectedTensors> future = m_collect.future();
     const bool cancelled = future.isCanceled(); // before takeResult(), which leaves the future invalid
     if (future.resultCount() > 0) {
         // moved out, not copied: copying a frontier model's 90k rows cost the UI thread ~150 ms
-        m_tensors = std::make_shared<const CheckpointTensors>(future.takeResult());
+        CollectedTensors collected = future.takeResult();
+        m_tensors = std::make_shared<const CheckpointTensors>(std::move(collected.tensors));
         m_errors = m_tensors->errors;
-        m_model->setTensors(m_tensors->rows);
+        m_model->setTensors(std::move(collected.modelRows));
         // widths from the first rows only: measuring all 90k of a frontier model stalled the UI thread
         m_view->horizontalHeader()->setResizeContentsPrecision(500);
         m_view->resizeColumnsToContents();
