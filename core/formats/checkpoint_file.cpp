@@ -265,16 +265,24 @@ void CheckpointFile::loadSafetensorsIndex()
     }
     ValueGraph& g = m_doc.graph;
     const NodeId root = g.add(Node{.kind = Kind::Dict});
-    std::set<std::pair<std::string, std::string>> listed;
+    // Which of each shard's tensors the index lists, by position in its header: a set of (shard,
+    // name) string pairs cost ~90k allocations on a frontier model.
+    std::map<std::string, std::vector<bool>> listed;
+    for (const auto& [shard, entry] : headers)
+        listed[shard].assign(entry.second.tensors.size(), false);
+    m_doc.tensors.reserve(m_doc.tensors.size() + index.weightMap.size());
+    m_doc.storages.reserve(m_doc.storages.size() + index.weightMap.size());
+    g[root].items.reserve(2 * index.weightMap.size());
     for (const auto& [name, shard] : index.weightMap) {
-        listed.emplace(shard, name);
         NodeId value = kNoNode;
         const auto h = headers.find(shard);
         const SafetensorsTensor* st = nullptr;
         if (h != headers.end()) {
             const auto& names = byName[shard];
-            if (const auto it = names.find(name); it != names.end())
+            if (const auto it = names.find(name); it != names.end()) {
                 st = it->second;
+                listed[shard][static_cast<std::size_t>(st - h->second.second.tensors.data())] = true;
+            }
         }
         if (!st) {
             const std::string why = h == headers.end() ? "its shard " + shard + " cannot be read"
@@ -309,9 +317,10 @@ void CheckpointFile::loadSafetensorsIndex()
         g[root].items.push_back(value);
     }
     for (const auto& [shard, entry] : headers) {
-        for (const auto& t : entry.second.tensors) {
-            if (!listed.contains({shard, t.name}))
-                m_doc.warnings.push_back("shard " + shard + " holds tensor " + t.name + ", which the index does not list");
+        const std::vector<bool>& seen = listed[shard];
+        for (std::size_t i = 0; i < entry.second.tensors.size(); ++i) {
+            if (!seen[i])
+                m_doc.warnings.push_back("shard " + shard + " holds tensor " + entry.second.tensors[i].name + ", which the index does not list");
         }
     }
     m_doc.root = root;

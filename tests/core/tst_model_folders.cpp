@@ -86,6 +86,40 @@ private slots:
         QCOMPARE(state["model"]["parameters"].size(), expected);
     }
 
+    // An index that disagrees with its shards, edited from save_pretrained's own: a tensor a shard
+    // holds but the index leaves out, and a name the index sends to a shard without it. Both are
+    // said (naming shard and tensor), and the rest still lists.
+    void indexAgainstShards()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::filesystem::path copy = dir.path().toStdString() + "/llama";
+        std::filesystem::copy(folder("llama-sharded"), copy, std::filesystem::copy_options::recursive);
+        const std::string indexPath = (copy / "model.safetensors.index.json").string();
+        json index;
+        {
+            std::ifstream in(indexPath);
+            index = json::parse(in);
+        }
+        auto& map = index["weight_map"];
+        const std::string dropped = map.begin().key(), shard = map.begin().value().get<std::string>();
+        map.erase(map.begin());
+        map["model.not_in_any_shard.weight"] = shard;
+        std::ofstream(indexPath) << index.dump(2);
+        const std::size_t expected = map.size() - 1; // the name no shard holds is a warning, not a tensor
+
+        const json listing = ckptJson({QStringLiteral("tensors"), QString::fromStdString(indexPath), QStringLiteral("--json")});
+        QCOMPARE(listing["tensors"].size(), expected);
+        bool saidUnlisted = false, saidMissing = false;
+        for (const auto& w : listing["warnings"]) {
+            const std::string text = w.get<std::string>();
+            saidUnlisted |= text == "shard " + shard + " holds tensor " + dropped + ", which the index does not list";
+            saidMissing |= text == "tensor model.not_in_any_shard.weight: the index puts it in " + shard + ", which does not hold it";
+        }
+        QVERIFY2(saidUnlisted, listing["warnings"].dump().c_str());
+        QVERIFY2(saidMissing, listing["warnings"].dump().c_str());
+    }
+
     // E: config.json's key facts under one name whatever the architecture calls them.
     void configIsEnvironment()
     {
