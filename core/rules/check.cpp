@@ -35,9 +35,14 @@ CheckpointFacts load(const std::string& path, const FactOptions& options, const 
 {
     if (!fs::exists(path))
         throw std::runtime_error(path + ": no such file or directory");
-    CheckpointFacts c = gatherFacts(path, options);
+    // The state goes to stateRead before the audit, which hashes every file.
+    FactOptions withoutAudit = options;
+    withoutAudit.audit = false;
+    CheckpointFacts c = gatherFacts(path, withoutAudit);
     if (check.stateRead)
         check.stateRead(c.state);
+    if (options.audit)
+        auditFacts(c, path);
     // A recognised layout whose files cannot be read (a model export whose one shard is refused) is
     // checked and audited: its findings say why; only an unrecognisable path is refused.
     const bool recognised = c.state.layout.layout != Layout::Generic && c.state.layout.layout != Layout::StateDict;

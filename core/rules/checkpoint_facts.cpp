@@ -88,15 +88,21 @@ CheckpointFacts gatherFacts(const std::string& path, const FactOptions& options)
         c.content = makeStatsContentSource(c.state.files);
     if (!options.keepFiles)
         c.state.files.clear();
-    if (options.audit && std::filesystem::is_directory(path)) {
-        try {
-            c.audit = auditPath(path).findings;
-            c.audited = true;
-        } catch (const std::exception&) {
-            // not a directory the audit understands (no manifest or commit marker): nothing to verify
-        }
-    }
+    if (options.audit)
+        auditFacts(c, path);
     return c;
+}
+
+void auditFacts(CheckpointFacts& c, const std::string& path)
+{
+    if (!std::filesystem::is_directory(path))
+        return;
+    try {
+        c.audit = auditPath(path).findings;
+        c.audited = true;
+    } catch (const std::exception&) {
+        // not a directory the audit understands (no manifest or commit marker): nothing to verify
+    }
 }
 
 } // namespace ckpt

@@ -43,6 +43,9 @@ struct FactOptions {
 /// Reads one checkpoint (file or directory) and everything the single-checkpoint rules need.
 /// Throws std::runtime_error / OpenError when PATH does not exist or cannot be read at all.
 CheckpointFacts gatherFacts(const std::string& path, const FactOptions& options = {});
+/// The manifest audit part of gatherFacts (FactOptions::audit), on its own: a caller that shows the
+/// state first (checkPaths' stateRead) gathers without it, then audits.
+void auditFacts(CheckpointFacts& facts, const std::string& path);
 
 /// Per-file facts of one opened file: imports and overlapping tensor storages.
 FileFacts fileFacts(const CheckpointFile& file);
