@@ -35,13 +35,21 @@ int64_t product(const std::vector<int64_t>& shape)
 void addFileRows(const std::shared_ptr<const CheckpointFile>& file, int fileIndex, const QString& name,
                  std::vector<TensorRow>& rows)
 {
+    // One QString per shard file and per dtype, shared by the rows (implicit sharing): a frontier
+    // model's 90k rows each built their own from the same few texts.
+    std::vector<QString> shardNames(file->shards().size());
+    std::map<std::string, QString> dtypes;
+    rows.reserve(rows.size() + file->tensorEntries().size());
     for (const TensorEntry& entry : file->tensorEntries()) {
         if (entry.alias)
             continue;
         const TensorInfo& t = file->tensors()[entry.tensor];
         TensorRow row;
         row.name = formatKey(entry.key);
-        row.dtype = fromUtf8(t.dtypeName);
+        auto dtype = dtypes.find(t.dtypeName);
+        if (dtype == dtypes.end())
+            dtype = dtypes.emplace(t.dtypeName, fromUtf8(t.dtypeName)).first;
+        row.dtype = dtype->second;
         row.shape = t.shape;
         row.numel = t.numel();
         row.bytes = t.nbytes();
@@ -49,10 +57,15 @@ void addFileRows(const std::shared_ptr<const CheckpointFile>& file, int fileInde
         // A sharded safetensors index keeps each tensor in one of its shard files.
         if (t.storage >= 0 && file->format() == FileFormat::SafetensorsIndex) {
             const uint32_t shard = file->storages()[static_cast<std::size_t>(t.storage)].fileIndex;
-            if (shard > 0 && shard <= file->shards().size())
-                row.file = QFileInfo(fromUtf8(file->shards()[shard - 1].path())).fileName();
+            if (shard > 0 && shard <= file->shards().size()) {
+                QString& shardName = shardNames[shard - 1];
+                if (shardName.isNull())
+                    shardName = QFileInfo(fromUtf8(file->shards()[shard - 1].path())).fileName();
+                row.file = shardName;
+            }
         }
-        row.problem = fromUtf8(t.problem);
+        if (!t.problem.empty())
+            row.problem = fromUtf8(t.problem);
         row.fileIndex = fileIndex;
         row.tensor = entry.tensor;
         rows.push_back(std::move(row));
