@@ -193,7 +193,7 @@ void CheckpointView::loadFilesWhenReady()
     if (m_filesRequested || !m_run || m_index < 0)
         return;
     const RunCheckpointData& c = m_run->checkpoints[static_cast<std::size_t>(m_index)];
-    if (m_run->checkpoints.size() == 1 && !c.state && c.stateError.isEmpty() && !c.scanned)
+    if (m_run->statesKeepFiles() && !c.state && c.stateError.isEmpty() && !c.scanned)
         return;
     m_filesRequested = true;
     const std::vector<std::shared_ptr<const ckpt::CheckpointFile>> parsed = c.state ? c.state->files

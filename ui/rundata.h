@@ -70,6 +70,9 @@ struct RunData {
     int latestIndex() const;
     int bestIndex() const; // -1 when the run names no best checkpoint
     int indexOfPath(const QString& path) const;
+    /// A checkpoint alone in its run: RunLoader takes its state from its check, with the parsed
+    /// files kept (TrainingState::files) for the pages to list; a run's states keep none.
+    bool statesKeepFiles() const { return checkpoints.size() == 1; }
 };
 
 using RunDataPtr = std::shared_ptr<RunData>;

@@ -153,7 +153,7 @@ void RunLoader::startScan(const RunDataPtr& run)
     // with the parsed files kept for the Tensors tab, so nothing is parsed twice (a 163-shard
     // index, an 80k-tensor pickle). A run's states are read here, in parallel with its check, and
     // keep no files: hundreds of value graphs would stay in memory.
-    const bool stateFromCheck = paths.size() == 1;
+    const bool stateFromCheck = run->statesKeepFiles();
     if (!stateFromCheck) {
         m_pool.start([paths, cancelled, deliverState] {
             lowerThreadPriority();
