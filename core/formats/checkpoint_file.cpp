@@ -189,7 +189,11 @@ void CheckpointFile::loadSafetensors()
     for (const auto& [k, v] : header.metadata)
         m_properties.emplace_back("metadata." + k, v);
     ValueGraph& g = m_doc.graph;
+    g.reserve(g.size() + 1 + 2 * header.tensors.size()); // nodes are large: no regrowth on 10k-tensor files
     const NodeId root = g.add(Node{.kind = Kind::Dict});
+    g[root].items.reserve(2 * header.tensors.size());
+    m_doc.tensors.reserve(m_doc.tensors.size() + header.tensors.size());
+    m_doc.storages.reserve(m_doc.storages.size() + header.tensors.size());
     for (const auto& st : header.tensors) {
         StorageInfo s;
         s.key = st.name;
@@ -264,6 +268,7 @@ void CheckpointFile::loadSafetensorsIndex()
             names.emplace(t.name, &t);
     }
     ValueGraph& g = m_doc.graph;
+    g.reserve(g.size() + 1 + 2 * index.weightMap.size());
     const NodeId root = g.add(Node{.kind = Kind::Dict});
     // Which of each shard's tensors the index lists, by position in its header: a set of (shard,
     // name) string pairs cost ~90k allocations on a frontier model.

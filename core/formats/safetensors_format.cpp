@@ -125,7 +125,12 @@ public:
     {
         switch (state_) {
         case State::Top:
-            addUniqueKey(topKeys_, k, "the header");
+            // Tensor names are checked for repeats once the header closed (checkUniqueKeys).
+            if (k == "__metadata__") {
+                if (sawMetadata_)
+                    fail("the header lists " + quoteName(k) + " twice (duplicate keys are not allowed)");
+                sawMetadata_ = true;
+            }
             key_ = std::move(k);
             state_ = State::TopValue;
             return true;
@@ -160,9 +165,15 @@ public:
     bool end_object() override
     {
         switch (state_) {
-        case State::Top:
+        case State::Top: {
+            std::vector<std::string_view> names;
+            names.reserve(out_.tensors.size());
+            for (const auto& t : out_.tensors)
+                names.push_back(t.name);
+            checkUniqueKeys(names, "the header");
             state_ = State::Done;
             return true;
+        }
         case State::Meta:
             metaKeys_.clear();
             state_ = State::Top;
@@ -256,7 +267,7 @@ private:
     State state_ = State::Start;
     std::string key_;     // current top-level key (tensor name)
     std::string metaKey_; // current __metadata__ key
-    std::unordered_set<std::string> topKeys_;
+    bool sawMetadata_ = false;
     std::unordered_set<std::string> metaKeys_;
     unsigned fields_ = 0; // fields seen in the current tensor entry
     unsigned field_ = 0;  // the field whose value comes next

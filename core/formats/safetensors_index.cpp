@@ -161,7 +161,7 @@ public:
             state_ = State::TopValue;
             return true;
         case State::Map:
-            addUniqueKey(mapKeys_, k, "weight_map");
+            // repeats are found once weight_map closed (checkUniqueKeys)
             key_ = std::move(k);
             state_ = State::MapValue;
             return true;
@@ -181,6 +181,13 @@ public:
             if (capture_.close('}'))
                 finishCapture();
             return true;
+        }
+        if (state_ == State::Map) {
+            std::vector<std::string_view> names;
+            names.reserve(out_.weightMap.size());
+            for (const auto& entry : out_.weightMap)
+                names.push_back(entry.first);
+            checkUniqueKeys(names, "weight_map");
         }
         state_ = state_ == State::Top ? State::Done : State::Top; // Map and Meta return to Top
         return true;
@@ -266,7 +273,7 @@ private:
     JsonCapture capture_;
     std::string topKey_;
     std::string key_;
-    std::unordered_set<std::string> topKeys_, mapKeys_, metaKeys_;
+    std::unordered_set<std::string> topKeys_, metaKeys_;
     bool sawWeightMap_ = false;
 };
 

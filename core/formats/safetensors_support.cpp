@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "safetensors_support.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace ckpt::detail {
 namespace {
 
@@ -112,6 +115,26 @@ void StrictJsonSax::addUniqueKey(std::unordered_set<std::string>& seen, const st
 {
     if (!seen.insert(key).second)
         fail(where + " lists " + quoteName(key) + " twice (duplicate keys are not allowed)");
+}
+
+void StrictJsonSax::checkUniqueKeys(std::span<const std::string_view> keys, const std::string& where)
+{
+    // Sorting positions by key puts each key's listings side by side in file order; the first
+    // repeat is the smallest position that follows an equal key.
+    std::vector<uint32_t> order(keys.size());
+    for (uint32_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        const int c = keys[a].compare(keys[b]);
+        return c < 0 || (c == 0 && a < b);
+    });
+    std::size_t repeat = keys.size();
+    for (std::size_t i = 1; i < order.size(); ++i) {
+        if (keys[order[i]] == keys[order[i - 1]])
+            repeat = std::min<std::size_t>(repeat, order[i]);
+    }
+    if (repeat < keys.size())
+        fail(where + " lists " + quoteName(keys[repeat]) + " twice (duplicate keys are not allowed)");
 }
 
 void parseStrictJson(std::string_view text, StrictJsonSax& sax)

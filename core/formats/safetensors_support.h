@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -59,6 +60,10 @@ protected:
     /// Adds an object's key to the ones `seen`; a second one ends the read, saying that `where`
     /// lists it twice (nlohmann keeps the last, the reference reader refuses the file).
     static void addUniqueKey(std::unordered_set<std::string>& seen, const std::string& key, const std::string& where);
+    /// The same verdict over an object's keys once it closed, for the large objects (a header's
+    /// tensors, an index's weight_map): names the key whose second listing comes first, as
+    /// addUniqueKey would have, without a hashed copy of every key.
+    static void checkUniqueKeys(std::span<const std::string_view> keys, const std::string& where);
     const JsonTextName& name_;
 };
 

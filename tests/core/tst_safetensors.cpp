@@ -248,6 +248,10 @@ void TestSafetensors::invalidFiles_data()
     // Duplicates (nlohmann would silently keep the last one).
     QTest::newRow("duplicate tensor") << makeFile("{" + u8x2 + "," + u8x2 + "}", 2)
                                       << "lists 'a' twice (duplicate keys are not allowed)";
+    QTest::newRow("first repeat named") << makeFile("{" + entry("b", "U8", "[2]", 0, 2) + "," + entry("a", "U8", "[2]", 2, 4) + ","
+                                                        + entry("b", "U8", "[2]", 4, 6) + "," + entry("a", "U8", "[2]", 6, 8) + "}",
+                                                    8)
+                                        << "lists 'b' twice";
     QTest::newRow("duplicate __metadata__") << makeFile(R"({"__metadata__":{},"__metadata__":{}})", 0)
                                             << "lists '__metadata__' twice";
     QTest::newRow("duplicate metadata key") << makeFile(R"({"__metadata__":{"k":"1","k":"2"}})", 0)

@@ -180,6 +180,9 @@ void TestSafetensorsIndex::invalidIndex_data()
                                   << "weight_map entry 'a' must be the name of a shard file (found a number)";
     QTest::newRow("shard object") << QByteArray(R"({"weight_map":{"a":{}}})") << "must be the name of a shard file";
     QTest::newRow("duplicate tensor") << QByteArray(R"({"weight_map":{"a":"x","a":"y"}})") << "weight_map lists 'a' twice";
+    // the key repeated first in file order is named, whatever the order of the names
+    QTest::newRow("first repeat named") << QByteArray(R"({"weight_map":{"b":"x","a":"x","b":"y","a":"y"}})")
+                                        << "weight_map lists 'b' twice";
     QTest::newRow("duplicate weight_map") << QByteArray(R"({"weight_map":{},"weight_map":{}})")
                                           << "lists 'weight_map' twice";
     QTest::newRow("duplicate metadata key") << QByteArray(R"({"metadata":{"k":1,"k":2},"weight_map":{}})")
