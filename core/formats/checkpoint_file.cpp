@@ -228,7 +228,7 @@ void CheckpointFile::loadSafetensors()
 // tensors it should hold are marked, while the other shards still open.
 void CheckpointFile::loadSafetensorsIndex()
 {
-    const SafetensorsIndex index = parseSafetensorsIndex(asText(bytes()));
+    SafetensorsIndex index = parseSafetensorsIndex(asText(bytes()));
     for (const auto& [k, v] : index.metadata)
         m_properties.emplace_back("metadata." + k, v);
     const std::string dir = path().find('/') == std::string::npos ? "." : path().substr(0, path().rfind('/'));
@@ -260,11 +260,11 @@ void CheckpointFile::loadSafetensorsIndex()
 
     // each shard's tensors by name (a header's names are unique: the strict JSON reader refuses a
     // repeated key)
-    std::map<std::string, std::unordered_map<std::string_view, const SafetensorsTensor*>> byName;
-    for (const auto& [shard, entry] : headers) {
+    std::map<std::string, std::unordered_map<std::string_view, SafetensorsTensor*>> byName;
+    for (auto& [shard, entry] : headers) {
         auto& names = byName[shard];
         names.reserve(entry.second.tensors.size());
-        for (const auto& t : entry.second.tensors)
+        for (auto& t : entry.second.tensors)
             names.emplace(t.name, &t);
     }
     ValueGraph& g = m_doc.graph;
@@ -278,15 +278,25 @@ void CheckpointFile::loadSafetensorsIndex()
     m_doc.tensors.reserve(m_doc.tensors.size() + index.weightMap.size());
     m_doc.storages.reserve(m_doc.storages.size() + index.weightMap.size());
     g[root].items.reserve(2 * index.weightMap.size());
-    for (const auto& [name, shard] : index.weightMap) {
+    // An index lists a shard's tensors together as a rule: the shard's entries are looked up when
+    // it changes, not per tensor.
+    const std::string* lastShard = nullptr;
+    auto h = headers.end();
+    std::unordered_map<std::string_view, SafetensorsTensor*>* names = nullptr;
+    std::vector<bool>* listedHere = nullptr;
+    for (auto& [name, shard] : index.weightMap) {
         NodeId value = kNoNode;
-        const auto h = headers.find(shard);
-        const SafetensorsTensor* st = nullptr;
-        if (h != headers.end()) {
-            const auto& names = byName[shard];
-            if (const auto it = names.find(name); it != names.end()) {
+        if (!lastShard || *lastShard != shard) {
+            lastShard = &shard;
+            h = headers.find(shard);
+            names = h == headers.end() ? nullptr : &byName[shard];
+            listedHere = h == headers.end() ? nullptr : &listed[shard];
+        }
+        SafetensorsTensor* st = nullptr;
+        if (names) {
+            if (const auto it = names->find(name); it != names->end()) {
                 st = it->second;
-                listed[shard][static_cast<std::size_t>(st - h->second.second.tensors.data())] = true;
+                (*listedHere)[static_cast<std::size_t>(st - h->second.second.tensors.data())] = true;
             }
         }
         if (!st) {
@@ -307,17 +317,17 @@ void CheckpointFile::loadSafetensorsIndex()
             TensorInfo t;
             t.dtype = st->dtype;
             t.dtypeName = st->dtype == DType::Unknown ? st->dtypeCode : std::string(dtypeName(st->dtype));
-            t.shape = st->shape;
-            t.stride.assign(st->shape.size(), 1);
-            for (std::size_t d = st->shape.size(); d-- > 1;)
-                t.stride[d - 1] = t.stride[d] * std::max<int64_t>(st->shape[d], 1);
+            t.shape = std::move(st->shape); // the header's copy is not read again
+            t.stride.assign(t.shape.size(), 1);
+            for (std::size_t d = t.shape.size(); d-- > 1;)
+                t.stride[d - 1] = t.stride[d] * std::max<int64_t>(t.shape[d], 1);
             t.storage = static_cast<int32_t>(m_doc.storages.size() - 1);
             if (st->dtype == DType::Unknown)
                 t.problem = "sub-byte element type " + st->dtypeCode + " is listed but not decoded";
             m_doc.tensors.push_back(std::move(t));
             value = g.add(Node{.kind = Kind::Tensor, .ref = static_cast<uint32_t>(m_doc.tensors.size() - 1)});
         }
-        const NodeId key = g.addText(Kind::String, name);
+        const NodeId key = g.addText(Kind::String, std::move(name)); // its last use
         g[root].items.push_back(key);
         g[root].items.push_back(value);
     }

@@ -232,15 +232,25 @@ json tensorsReportToJson(const CheckpointFile& file)
 
 void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const std::optional<std::string>& role)
 {
-    // the keys in tensorsReportToJson's (sorted) order: file, format, [role,] tensors, warnings
+    writeTensorsReportJson(out, file, TensorsReportExtras{.role = role});
+}
+
+void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const TensorsReportExtras& extras)
+{
+    // the keys in tensorsReportToJson's (sorted) order: file, format, [rank,] [role,] tensors, warnings
     out << "{\"file\":" << dumpJson(json(file.path())) << ",\"format\":" << dumpJson(json(formatName(file.format())));
-    if (role)
-        out << ",\"role\":" << dumpJson(json(*role));
+    if (extras.rank)
+        out << ",\"rank\":" << dumpJson(*extras.rank);
+    if (extras.role)
+        out << ",\"role\":" << dumpJson(json(*extras.role));
     out << ",\"tensors\":[";
-    bool first = true;
+    std::size_t i = 0;
     for (const auto& e : file.tensorEntries()) {
-        out << (first ? "" : ",") << dumpJson(tensorEntryToJson(file, e));
-        first = false;
+        json entry = tensorEntryToJson(file, e);
+        if (extras.entry)
+            extras.entry(i, entry);
+        out << (i ? "," : "") << dumpJson(entry);
+        ++i;
     }
     out << "],\"warnings\":" << dumpJson(json(file.warnings())) << '}';
 }

@@ -66,6 +66,16 @@ json tensorsReportWithStatsToJson(const CheckpointFile& file, const FileStats& s
     return j;
 }
 
+void writeTensorsReportWithStatsJson(std::ostream& out, const CheckpointFile& file, const FileStats& stats,
+                                     TensorsReportExtras extras)
+{
+    extras.entry = [&](std::size_t i, json& entry) {
+        if (i < stats.tensors.size())
+            entry["stats"] = tensorStatsToJson(stats.tensors[i].stats);
+    };
+    writeTensorsReportJson(out, file, extras);
+}
+
 json shardedStatsToJson(const ShardedTensorStats& s)
 {
     json shards = json::array();

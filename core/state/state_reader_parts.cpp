@@ -72,15 +72,20 @@ void StateReader::readModel(Opened& f)
     // (stable, so the first of a view is the earliest), not through a map keyed by copies of
     // each shape and stride: 90k of those were a fifth of reading a frontier model's state.
     std::vector<std::pair<std::size_t, const TensorInfo*>> viewed; // parameter index, its tensor
-    for (const auto& [name, value] : dictItems(g, found.node)) {
+    auto items = dictItems(g, found.node);
+    if (const std::size_t need = model.parameters.size() + items.size(); need > model.parameters.capacity())
+        model.parameters.reserve(std::max(need, 2 * model.parameters.capacity())); // shards merge one by one
+    for (auto& [name, value] : items) {
         if (g[value].kind != Kind::Tensor)
             continue;
         const TensorInfo& t = f.file->tensors()[g[value].ref];
-        KeyPath key = found.key;
+        KeyPath key;
+        key.reserve(found.key.size() + 1);
+        key = found.key;
         key.push_back(name);
         if (t.storage >= 0 && t.numel() > 0)
             viewed.emplace_back(model.parameters.size(), &t);
-        model.parameters.push_back({name, t.dtypeName, t.shape, t.numel(), {f.info.path, std::move(key)}});
+        model.parameters.push_back({std::move(name), t.dtypeName, t.shape, t.numel(), {f.info.path, std::move(key)}});
     }
     auto view = [](const TensorInfo* t) { return std::tie(t->storage, t->storageOffset, t->shape, t->stride); };
     std::stable_sort(viewed.begin(), viewed.end(), [&](const auto& a, const auto& b) { return view(a.second) < view(b.second); });

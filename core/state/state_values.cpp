@@ -108,9 +108,11 @@ std::vector<std::pair<std::string, NodeId>> dictItems(const ValueGraph& g, NodeI
     if (!isDict(g, id))
         return out;
     const Node& d = g[id];
+    out.reserve(d.items.size() / 2);
     for (std::size_t i = 0; i + 1 < d.items.size(); i += 2) {
-        const KeyPart k = keyPartOf(g, d.items[i]);
-        out.emplace_back(std::holds_alternative<int64_t>(k) ? std::to_string(std::get<int64_t>(k)) : std::get<std::string>(k),
+        KeyPart k = keyPartOf(g, d.items[i]);
+        out.emplace_back(std::holds_alternative<int64_t>(k) ? std::to_string(std::get<int64_t>(k))
+                                                           : std::move(std::get<std::string>(k)),
                          d.items[i + 1]);
     }
     return out;

@@ -309,6 +309,11 @@ ShardedTensorStats computeDcpTensorStats(const DcpCheckpoint& dcp, const DcpEntr
 
 CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptions& options)
 {
+    return computeCheckpointStats(path, options, FileStatsSink());
+}
+
+CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptions& options, const FileStatsSink& sink)
+{
     CheckpointStats out;
     out.path = path;
     const CheckpointLayout layout = detectLayout(path);
@@ -340,7 +345,7 @@ CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptio
         for (auto& f : files) {
             std::map<uint32_t, StatsAccumulator> keptHere;
             const bool keepAll = partitions && f.info.rank >= 0 && f.info.role == "optimizer";
-            f.statsIndex = out.files.size();
+            f.statsIndex = static_cast<std::size_t>(&f - files.data()); // the key of its kept partials
             StatsOptions part = partOf(options, before, total, tensorsBefore);
             part.mergeableHistograms = keepAll; // partitions merge from their sketches, without a second read
             FileStats fs = fileStats(*f.file, part, keepAll ? KeepFn([](const TensorEntry&) { return true; }) : KeepFn(),
@@ -351,7 +356,10 @@ CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptio
             fs.rank = f.info.rank;
             before += f.file->fileSize();
             tensorsBefore += fs.tensors.size();
-            out.files.push_back(std::move(fs));
+            if (sink)
+                sink(*f.file, std::move(fs));
+            else
+                out.files.push_back(std::move(fs));
         }
         if (partitions)
             addPartitions(out, files, kept, options.exactHistograms);

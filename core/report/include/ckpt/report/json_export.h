@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -23,6 +24,15 @@ nlohmann::json tensorsReportToJson(const CheckpointFile& file);
 /// the same bytes without the whole report in memory (a frontier model lists ~90k tensors).
 /// A `role` adds {"role": role}, as a folder's listing names each file's part.
 void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const std::optional<std::string>& role = std::nullopt);
+
+/// What a streamed listing adds to tensorsReportToJson's keys, in their sorted places.
+struct TensorsReportExtras {
+    std::optional<nlohmann::json> rank;  // {"rank": ...} (null allowed), before "role"
+    std::optional<std::string> role;
+    /// Adds fields to the i-th tensor's object (in tensorEntries() order) before it is written.
+    std::function<void(std::size_t index, nlohmann::json& entry)> entry;
+};
+void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const TensorsReportExtras& extras);
 
 /// `ckpt tree FILE --json`: {"file", "format", "properties", "root": node, "warnings"}. A container
 /// reached a second time becomes {"type": "ref", "path": [...]} so shared structure stays small.

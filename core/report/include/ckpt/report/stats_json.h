@@ -4,9 +4,12 @@
 #pragma once
 
 #include "ckpt/compare/checkpoint_diff.h"
+#include "ckpt/report/json_export.h"
 #include "ckpt/stats/checkpoint_stats.h"
 
 #include <nlohmann/json.hpp>
+
+#include <ostream>
 
 namespace ckpt {
 
@@ -16,6 +19,10 @@ nlohmann::json tensorStatsToJson(const TensorStats& stats);
 
 /// `ckpt tensors FILE --stats --json`: tensorsReportToJson with "stats" in every tensor.
 nlohmann::json tensorsReportWithStatsToJson(const CheckpointFile& file, const FileStats& stats);
+/// The same report dumped compactly and written one tensor at a time (writeTensorsReportJson),
+/// with the `extras` of a folder's file (rank, role).
+void writeTensorsReportWithStatsJson(std::ostream& out, const CheckpointFile& file, const FileStats& stats,
+                                     TensorsReportExtras extras = {});
 
 /// {"key", "kind", "dtype", "shape", "shards": [{"rank", "file", "offsets", "sizes", "stats"}], "merged"}
 nlohmann::json shardedStatsToJson(const ShardedTensorStats& sharded);

@@ -11,6 +11,7 @@
 #include "ckpt/stats/tensor_source.h"
 #include "ckpt/stats/tensor_stats.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -79,6 +80,13 @@ FileStats computeFileStats(const CheckpointFile& file, const StatsOptions& optio
 /// A file or a checkpoint directory of any layout (DCP included). Unreadable files become
 /// warnings; cancellation returns what was done with cancelled = true.
 CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptions& options = {});
+
+/// Receives each file's statistics as soon as they are computed, with the open file they describe.
+using FileStatsSink = std::function<void(const CheckpointFile& file, FileStats&& stats)>;
+/// The same, handing every file's statistics to `sink` instead of keeping them in
+/// CheckpointStats::files (left empty): a caller writing them out holds one file's figures at
+/// a time, not a frontier model's ~90k histograms at once.
+CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptions& options, const FileStatsSink& sink);
 
 /// Statistics of a DCP logical tensor, per chunk and merged. Throws CancelledError.
 ShardedTensorStats computeDcpTensorStats(const DcpCheckpoint& dcp, const DcpEntry& entry, const StatsOptions& options = {});
