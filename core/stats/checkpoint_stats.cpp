@@ -34,14 +34,21 @@ using KeepFn = std::function<bool(const TensorEntry&)>;
 FileStats fileStats(const CheckpointFile& file, const StatsOptions& options, const KeepFn& keep,
                     std::map<uint32_t, StatsAccumulator>* kept)
 {
+    // Indexed by tensor, not maps: a frontier model's 90k tensors each carry two 64-bin histograms,
+    // and the figures move into the result at their last entry instead of being copied.
     const auto& entries = file.tensorEntries();
-    std::map<uint32_t, TensorStats> stats;
+    const std::size_t tensorCount = file.tensors().size();
+    std::vector<std::optional<TensorStats>> stats(tensorCount);
+    std::vector<std::size_t> lastEntry(tensorCount);
     std::vector<std::optional<TensorViewReader>> readers;
     std::vector<uint32_t> tensorOf;
-    std::set<uint32_t> keepSet, seen;
-    for (const auto& e : entries) {
-        if (e.alias || !seen.insert(e.tensor).second)
+    std::vector<bool> keepSet(tensorCount), seen(tensorCount);
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const TensorEntry& e = entries[i];
+        lastEntry[e.tensor] = i;
+        if (e.alias || seen[e.tensor])
             continue;
+        seen[e.tensor] = true;
         const TensorInfo& t = file.tensors()[e.tensor];
         if (!statsSupported(t.dtype)) {
             stats[e.tensor] = problemStats(t, "no statistics for elements of type " + t.dtypeName);
@@ -51,12 +58,13 @@ FileStats fileStats(const CheckpointFile& file, const StatsOptions& options, con
             readers.emplace_back(std::in_place, file, t);
             tensorOf.push_back(e.tensor);
             if (keep && kept && keep(e))
-                keepSet.insert(e.tensor);
+                keepSet[e.tensor] = true;
         } catch (const std::exception& ex) {
             stats[e.tensor] = problemStats(t, ex.what());
         }
     }
     std::vector<const TensorViewReader*> views;
+    views.reserve(readers.size());
     for (const auto& r : readers)
         views.push_back(&*r);
     std::mutex mutex;
@@ -65,13 +73,19 @@ FileStats fileStats(const CheckpointFile& file, const StatsOptions& options, con
         TensorStats s = acc.finish();
         std::lock_guard lock(mutex);
         stats[t] = std::move(s);
-        if (keepSet.contains(t))
+        if (keepSet[t])
             kept->emplace(t, std::move(acc));
     });
     FileStats out;
     out.path = file.path();
-    for (const auto& e : entries)
-        out.tensors.push_back({e.key, e.tensor, e.alias, stats[e.tensor]});
+    out.tensors.reserve(entries.size());
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const TensorEntry& e = entries[i];
+        std::optional<TensorStats>& s = stats[e.tensor];
+        if (!s)
+            s.emplace(); // an alias whose tensor came first under no entry: as the map's default
+        out.tensors.push_back({e.key, e.tensor, e.alias, i == lastEntry[e.tensor] ? std::move(*s) : *s});
+    }
     return out;
 }
 
