@@ -5,6 +5,21 @@
 
 namespace ckpt {
 
+namespace {
+
+// A file of saved state other than the model's weights (an optimizer's .pt, a pickle, DCP data):
+// with one beside them, the weights are part of a training checkpoint, not a model export.
+bool isSavedStateName(const std::string& n)
+{
+    for (const char* ext : {".pt", ".pth", ".ckpt", ".pkl", ".pickle", ".bin", ".distcp", ".metadata"}) {
+        if (n.ends_with(ext))
+            return true;
+    }
+    return false;
+}
+
+} // namespace
+
 bool isModelExportListing(const std::vector<std::string>& names)
 {
     // save_pretrained writes safetensors, or with safe_serialization=False pytorch_model.bin (sharded:
@@ -23,11 +38,12 @@ bool isModelExportListing(const std::vector<std::string>& names)
             continue;
         }
         described = described || n == "config.json" || n.ends_with(".bin.index.json");
-        const bool config = n.ends_with(".json") && n != "manifest.json" && n != "trainer_state.json";
-        const bool tokenizer = n.ends_with(".model") || n.ends_with(".txt") || n.ends_with(".tiktoken") || n.ends_with(".jinja")
-                            || n == "README.md";
-        if (!config && !tokenizer)
+        if (n == "manifest.json" || n == "trainer_state.json" || isSavedStateName(n))
             return false;
+        // Anything else a model repository carries says nothing about the layout: configs and
+        // tokenizer files, but also licences, READMEs, figures, .gitattributes, and the modelling
+        // code of trust_remote_code models (deepseek-ai/DeepSeek-V3 ships modeling_deepseek.py and
+        // configuration_deepseek.py beside its 163 shards, LICENSE-CODE and LICENSE-MODEL).
     }
     return weights || (binWeights && described);
 }

@@ -5,6 +5,7 @@
 // checked against the weights' shapes.
 #include "test_support.h"
 
+#include "ckpt/state/checkpoint_layout.h"
 #include "ckpt/state/run_discovery.h"
 
 #include <QTemporaryDir>
@@ -56,6 +57,32 @@ private slots:
         QVERIFY2(run.out.contains("1 checkpoint (the path is one checkpoint)"), run.out.constData());
         const json all = ckptJson({QStringLiteral("run"), qfolder("models"), QStringLiteral("--json")});
         QCOMPARE(all["runs"].size(), std::size_t(2));
+    }
+
+    // A model repository as `git clone` or a hub download leaves it: licences, README, figures,
+    // .gitattributes, the modelling code of a trust_remote_code model (deepseek-ai/DeepSeek-V3's
+    // layout). Still one checkpoint of one W. A file of training state beside the weights (an
+    // optimizer's .pt) makes it a training checkpoint instead.
+    void repositoryExtras()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::filesystem::path copy = dir.path().toStdString() + "/DeepSeek-like";
+        std::filesystem::copy(folder("llama-sharded"), copy, std::filesystem::copy_options::recursive);
+        for (const char* name : {".gitattributes", "LICENSE-CODE", "LICENSE-MODEL", "README.md", "README_WEIGHTS.md",
+                                 "modeling_deepseek.py", "configuration_deepseek.py", ".bench-complete"})
+            std::ofstream(copy / name) << "text\n";
+        std::filesystem::create_directory(copy / "figures");
+        std::ofstream(copy / "figures" / "benchmark.png") << "png";
+        const auto runs = ckpt::discoverRuns(copy.string());
+        QCOMPARE(runs.size(), std::size_t(1));
+        QVERIFY(runs.front().singleCheckpoint);
+        QCOMPARE(runs.front().history.checkpoints.front().layout, ckpt::Layout::ModelExport);
+        const json state = ckptJson({QStringLiteral("show"), QString::fromStdString(copy.string()), QStringLiteral("--json")});
+        QCOMPARE(state["model"]["parameters"].size(), weightMapSize(folder("llama-sharded/model.safetensors.index.json")));
+
+        std::filesystem::copy_file(folder("gpt2-bin-sharded/pytorch_model-00001-of-00006.bin"), copy / "optimizer.pt");
+        QVERIFY(ckpt::detectLayout(copy.string()).layout != ckpt::Layout::ModelExport);
     }
 
     // Each tensor once: the index stands for its shards, in the listing and in W.
