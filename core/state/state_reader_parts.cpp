@@ -340,6 +340,11 @@ void StateReader::readCounters(Opened& f)
     }
     auto scan = [&](NodeId dict, const KeyPath& prefix) {
         for (const auto& [k, v] : dictItems(g, dict)) {
+            // Only the known keys are read: a frontier model's state_dict has 90k entries, and reading
+            // each one-element tensor's value (30k FP8 block scales) for nothing was a tenth of its state.
+            if (!progressKeys.contains(k) && !dataKeys.contains(k) && !envKeys.contains(k)
+                && !(k == "step" && m_state.layout.layout == Layout::Accelerate && prefix.empty()))
+                continue;
             KeyPath key = prefix;
             key.push_back(k);
             const Provenance from{f.info.path, key};

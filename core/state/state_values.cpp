@@ -68,10 +68,16 @@ std::optional<double> scalarOf(const CheckpointFile& file, NodeId id)
 }
 
 // Text of a simple value, or empty when it is not simple.
-std::string simpleText(const CheckpointFile& file, NodeId id)
+namespace {
+
+// A list may hold itself (pickle's memo makes cycles: l = []; l.append(l)), so nesting is bounded;
+// a value nested deeper has no simple text.
+constexpr int kMaxSimpleDepth = 8;
+
+std::string simpleText(const CheckpointFile& file, NodeId id, int depth)
 {
     const ValueGraph& g = file.graph();
-    if (!g.valid(id))
+    if (!g.valid(id) || depth > kMaxSimpleDepth)
         return {};
     const Node& n = g[id];
     switch (n.kind) {
@@ -83,7 +89,7 @@ std::string simpleText(const CheckpointFile& file, NodeId id)
     case Kind::List: {
         std::string out = "[";
         for (std::size_t i = 0; i < n.items.size() && i < 16; ++i) {
-            const std::string item = simpleText(file, n.items[i]);
+            const std::string item = simpleText(file, n.items[i], depth + 1);
             if (item.empty())
                 return {};
             out += (i ? ", " : "") + item;
@@ -99,6 +105,10 @@ std::string simpleText(const CheckpointFile& file, NodeId id)
         return {};
     }
 }
+
+} // namespace
+
+std::string simpleText(const CheckpointFile& file, NodeId id) { return simpleText(file, id, 0); }
 
 bool isDict(const ValueGraph& g, NodeId id) { return g.valid(id) && g[id].kind == Kind::Dict; }
 
