@@ -7,9 +7,9 @@ checkpoints, every figure against a baseline doing the same work in the same run
         [--workdir DIR] [--keep] [--skip-runs] [--json-out FILE] [--check]
 
 Sharded set (made once, cached in the work directory): 163 safetensors shards and
-model.safetensors.index.json written as save_pretrained writes them (huggingface/transformers@
-a7f29523 src/transformers/modeling_utils.py save_pretrained: shards in state_dict order, the index's
-metadata.total_size and weight_map), with a config.json: 61 layers (3 dense, 58 with 256 routed
+model.safetensors.index.json in the sharded layout of save_pretrained (../shared/docs/formats.md §6 and §7:
+shards model-0000i-of-0000N.safetensors in state_dict order, an index with metadata.total_size and
+weight_map, written with sort_keys), with a config.json: 61 layers (3 dense, 58 with 256 routed
 experts each holding gate/up/down weights and their FP8 block scales, as DeepSeek-V3's release does),
 89,9xx tensors of a few bytes each. Figures:
   listing   `ckpt tensors INDEX --json`, the whole process (start included)

@@ -13,6 +13,8 @@
 //   tab_painted_ms  openPaths() -> the chosen tab's table painted with rows in it (--tab tensors,
 //                 optimizer: the first paint of a large checkpoint's table); -1 for other tabs
 //   checkpoints, findings
+//   filter_key_ms  with --tab tensors --type TEXT: once idle, TEXT typed into the Tensors tab's
+//                 filter one key at a time, each key's time from its press to the table's next paint
 // --tab NAME shows that checkpoint tab (default: overview) while the run loads. With --idle it opens nothing and probes the event loop for --idle-ms: the stall floor of this
 // machine at this moment, the baseline the stalls are compared with. CKPT_PROBE_VERBOSE=1 prints
 // each new longest stall and when it happened, and every event the UI thread took over 8 ms to
@@ -29,12 +31,15 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QKeyEvent>
+#include <QLineEdit>
 #include <QTimer>
 #include <QTreeView>
 
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace {
@@ -99,7 +104,7 @@ int main(int argc, char** argv)
     const qsizetype idleAt = args.indexOf(QStringLiteral("--idle-ms"));
     const qint64 idleMs = idleAt > 0 && idleAt + 1 < args.size() ? args[idleAt + 1].toLongLong() : 2000;
     if (!idleOnly && args.size() < 2) {
-        std::fprintf(stderr, "usage: bench_gui_probe RUN [--tab NAME] | --idle [--idle-ms N]\n");
+        std::fprintf(stderr, "usage: bench_gui_probe RUN [--tab NAME [--type TEXT]] | --idle [--idle-ms N]\n");
         return 2;
     }
 
@@ -148,6 +153,34 @@ int main(int argc, char** argv)
         };
         tabView->viewport()->installEventFilter(&tabWatch);
     }
+    // --type TEXT: once everything is loaded, type TEXT into the Tensors tab's filter one key at a
+    // time; each key's latency runs from the key press to the table's next paint.
+    std::vector<double> keyMs;
+    const qsizetype typeAt = args.indexOf(QStringLiteral("--type"));
+    auto typeIntoFilter = [&] {
+        if (typeAt > 0 && typeAt + 1 < args.size() && tabView == window.checkpointView()->tensorsPage()->view()) {
+            QLineEdit* filter = window.checkpointView()->tensorsPage()->filterEdit();
+            filter->setFocus();
+            qint64 paintedAt = -1;
+            tabWatch.onPaint = [&] { paintedAt = clock.nsecsElapsed(); };
+            for (const QChar c : args[typeAt + 1]) {
+                paintedAt = -1;
+                const qint64 pressed = clock.nsecsElapsed();
+                QKeyEvent press(QEvent::KeyPress, 0, Qt::NoModifier, QString(c));
+                QKeyEvent release(QEvent::KeyRelease, 0, Qt::NoModifier, QString(c));
+                QCoreApplication::sendEvent(filter, &press);
+                QCoreApplication::sendEvent(filter, &release);
+                // the filter runs inside the key press (textChanged); what it posted (layout, updates) is
+                // handled, then the table paints at once instead of at the platform's next frame
+                QApplication::processEvents();
+                tabView->viewport()->repaint();
+                keyMs.push_back(paintedAt < 0 ? -1.0 : (paintedAt - pressed) / 1e6);
+            }
+            if (app.verbose)
+                std::fprintf(stderr, "filter text '%s', %d rows shown, table visible %d\n", qPrintable(filter->text()),
+                             tabView->model()->rowCount(), tabView->viewport()->isVisible());
+        }
+    };
     QTimer probe;
     probe.setTimerType(Qt::PreciseTimer);
     probe.setInterval(2);
@@ -171,6 +204,8 @@ int main(int argc, char** argv)
         const bool done = idleOnly ? clock.elapsed() >= idleMs : (shown >= 0 && !window.isBusy() && !tabWaits);
         if (done) {
             idle = clock.nsecsElapsed();
+            probe.stop();
+            typeIntoFilter();
             QCoreApplication::quit();
         }
     });
@@ -193,12 +228,17 @@ int main(int argc, char** argv)
         window.openPaths({args[1]});
     QApplication::exec();
 
+    std::string keys;
+    for (const double ms : keyMs)
+        keys += (keys.empty() ? "" : ", ") + std::to_string(ms);
+
     int checkpoints = 0;
     for (const RunDataPtr& run : window.runModel()->runs())
         checkpoints += static_cast<int>(run->checkpoints.size());
     std::printf("{\"listed_ms\": %.2f, \"shown_ms\": %.2f, \"first_paint_ms\": %.2f, \"tab_painted_ms\": %.2f, \"idle_ms\": %.2f, "
-                "\"max_stall_ms\": %.2f, \"max_stall_after_shown_ms\": %.2f, \"checkpoints\": %d, \"findings\": %d}\n",
+                "\"max_stall_ms\": %.2f, \"max_stall_after_shown_ms\": %.2f, \"checkpoints\": %d, \"findings\": %d, "
+                "\"filter_key_ms\": [%s]}\n",
                 listed / 1e6, shown / 1e6, firstPaint / 1e6, tabPainted >= 0 ? tabPainted / 1e6 : -1.0, idle / 1e6, maxStallAll / 1e6,
-                maxStall / 1e6, checkpoints, window.findingsPanel()->model()->rowCount());
+                maxStall / 1e6, checkpoints, window.findingsPanel()->model()->rowCount(), keys.c_str());
     return 0;
 }

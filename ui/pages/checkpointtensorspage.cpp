@@ -14,6 +14,7 @@
 #include "ui/textformat.h"
 
 #include <QCheckBox>
+#include <QCoreApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -21,8 +22,10 @@
 #include <QPromise>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
+#include <QThreadPool>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <QThreadPool>
 #include <QtConcurrent>
 
 namespace {
@@ -174,8 +177,11 @@ void CheckpointTensorsPage::setCheckpoint(std::shared_ptr<const ckpt::TrainingSt
     m_progress->setRangeQuietly(0, 0);
     m_collecting = true;
     showBusy(true);
-    m_collect.setFuture(QtConcurrent::run([state = m_state](QPromise<CollectedTensors>& promise) {
-        lowerThreadPriority();
+    // At the GUI's own priority, unlike the background jobs: the table the user is looking at is
+    // waiting for these rows, while the check goes on with its rules at a lower one. A pool of its
+    // own, as a thread's lowered priority cannot be raised again (backgroundpriority.h).
+    static QThreadPool* const foreground = new QThreadPool(QCoreApplication::instance()); // ends with the application
+    m_collect.setFuture(QtConcurrent::run(foreground, [state = m_state](QPromise<CollectedTensors>& promise) {
         CollectedTensors collected;
         collected.tensors = collectTensors(*state, [&promise](int done, int total) {
             promise.setProgressRange(0, total);
