@@ -50,8 +50,8 @@ CheckpointView::CheckpointView(QWidget* parent)
     , m_optimizer(new OptimizerPage)
     , m_schedule(new SchedulePage)
     , m_rng(new RngPage)
-    , m_raw(new RawPage)
     , m_timeline(new TimelinePage)
+    , m_raw(new RawPage)
 {
     m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_title->setObjectName(QStringLiteral("checkpointTitle"));

@@ -8,6 +8,7 @@
 #include "ckpt/stats/tensor_stats.h"
 #include "ui/pages/copytableview.h"
 #include "ui/pages/tensorlistmodel.h"
+#include "ui/pages/tensornamefilter.h"
 #include "ui/plots/histogramplot.h"
 #include "ui/plots/shardmapplot.h"
 #include "ui/quietprogressbar.h"
@@ -45,7 +46,7 @@ QString uncertainNote(uint64_t uncertain)
 CheckpointTensorsPage::CheckpointTensorsPage(QWidget* parent)
     : QWidget(parent)
     , m_model(new TensorListModel(this))
-    , m_proxy(new QSortFilterProxyModel(this))
+    , m_proxy(new TensorNameFilter(m_model, this))
     , m_filter(new QLineEdit(this))
     , m_summary(new QLabel(this))
     , m_errorLabel(new QLabel(this))
@@ -56,15 +57,12 @@ CheckpointTensorsPage::CheckpointTensorsPage(QWidget* parent)
     , m_shardMap(new ShardMapPlot(this))
     , m_logHist(new QCheckBox(tr("log10 |x|"), this))
 {
-    m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(TensorListModel::SortRole);
-    m_proxy->setFilterKeyColumn(TensorListModel::Name);
-    m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
 
     m_filter->setPlaceholderText(tr("Filter by name…"));
     m_filter->setClearButtonEnabled(true);
     connect(m_filter, &QLineEdit::textChanged, this, [this](const QString& text) {
-        m_proxy->setFilterFixedString(text);
+        m_proxy->setNameFilter(text);
         updateSummary();
     });
     m_cancel->setText(tr("Cancel"));

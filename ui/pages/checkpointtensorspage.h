@@ -5,6 +5,7 @@
 // they are computed.
 #pragma once
 
+#include "ui/pages/tensornamefilter.h"
 #include "ui/pages/tensorrows.h"
 
 #include <QFutureWatcher>
@@ -22,7 +23,6 @@ class QCheckBox;
 class QLabel;
 class QLineEdit;
 class QuietProgressBar;
-class QSortFilterProxyModel;
 class QToolButton;
 class ShardMapPlot;
 class TensorListModel;
@@ -86,7 +86,7 @@ private:
     void updateSummary();
 
     TensorListModel* m_model;
-    QSortFilterProxyModel* m_proxy;
+    TensorNameFilter* m_proxy;
     QLineEdit* m_filter;
     QLabel* m_summary;
     QLabel* m_errorLabel;
