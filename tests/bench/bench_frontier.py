@@ -17,13 +17,14 @@ experts each holding gate/up/down weights and their FP8 block scales, as DeepSee
             target: <= 1x baseline; peak RSS <= 64 MiB + 0.5 KiB per tensor
   stats     `ckpt tensors DIR --stats --json`: <= 5x the listing; RSS <= 64 MiB + 1 KiB per tensor
   check     `ckpt check DIR --json`: <= 3x the listing
-Runs (made once with packaging/python/ckpt_writer.py: the recovery guide's layout, an MLP with
-AdamW and a cosine schedule, one training step between saves), 250 and 1000 checkpoints:
+Runs (made once by bench_gui_run.py's generator, packaging/python/ckpt_writer.py: the recovery
+guide's layout, an MLP with AdamW and a cosine schedule, one training step between saves), 250
+and 1000 checkpoints:
   run       `ckpt run RUN --json` with the run's files evicted from the page cache (cold) and warm
             target: cold <= 1 s for 1000 checkpoints; baseline `cat` of every file, cold
   check     `ckpt check RUN --json`, warm: the 1000/250 time ratio (linear: about 4)
 The desktop app's figures on the same inputs come from bench_gui_run.py
-(`--checkpoints 1000 --large WORKDIR/frontier-sharded-v1`).
+(`--checkpoints 1000 --large WORKDIR/frontier-sharded-v1`, which reuses the same runs).
 
 Times are medians of --repeat runs with a warm page cache unless said otherwise. Exit status 0 (a
 benchmark); 2 when something could not run; with --check, 1 when a target is missed.
@@ -46,9 +47,10 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 import benchlib  # noqa: E402
+import bench_gui_run  # noqa: E402
+from bench_run import evict  # noqa: E402
 
 SHARDED_VERSION = 1
-RUNS_VERSION = 1
 MIB = 1024 * 1024
 
 # ------------------------------------------------------------------------------------------------
@@ -117,35 +119,9 @@ def ensure_sharded(workdir: Path, shards: int = 163) -> tuple[Path, int]:
     return folder, len(tensors)
 
 
-RUN_GENERATOR = r"""
-import random, sys
-import numpy as np, torch
-sys.path.insert(0, sys.argv[2])
-import ckpt_writer
-run, count = sys.argv[1], int(sys.argv[3])
-torch.manual_seed(0); random.seed(0); np.random.seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
-opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=count * 10)
-writer = ckpt_writer.CheckpointWriter(run, model_arch="mlp-16-64-1", config={"bench": "frontier"}, dataset_version="random")
-x, y = torch.randn(256, 16), torch.randn(256, 1)
-for step in range(1, count + 1):
-    loss = torch.nn.functional.mse_loss(model(x), y)
-    opt.zero_grad(); loss.backward(); opt.step(); sched.step()
-    writer.save(step * 10, model=model, optimizer=opt, scheduler=sched, epoch=0, batch_pos=step, data_seed=0)
-"""
-
-
 def ensure_run(workdir: Path, count: int) -> Path:
-    run = workdir / f"frontier-run-{count}-v{RUNS_VERSION}"
-    if (run / ".bench-complete").exists():
-        return run
-    shutil.rmtree(run, ignore_errors=True)
-    print(f"generating {count} checkpoints in {run} ...", flush=True)
-    subprocess.run([benchlib.DEFAULT_PYTHON, "-c", RUN_GENERATOR, str(run), str(ROOT / "packaging" / "python"), str(count)],
-                   check=True)
-    (run / ".bench-complete").write_text("ok\n")
-    return run
+    """A run of `count` checkpoints, made by bench_gui_run.py's generator (the same run it opens)."""
+    return bench_gui_run.ensure_run(workdir, count)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -184,14 +160,7 @@ def timed(argv: list[str], repeat: int) -> tuple[float, float]:
 
 
 def cold_seconds(argv: list[str], folder: Path) -> float:
-    files = [p for p in folder.rglob("*") if p.is_file()]
-    os.sync()
-    for p in files:
-        fd = os.open(p, os.O_RDONLY)
-        try:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
+    evict([p for p in folder.rglob("*") if p.is_file()])
     return benchlib.run_once(argv, rss="none").check().wall_s
 
 
@@ -275,7 +244,7 @@ def main() -> int:
     workdir = Path(args.workdir) if args.workdir else benchlib.default_workdir()
     workdir.mkdir(parents=True, exist_ok=True)
     report = Report()
-    made = [p for p in workdir.glob("frontier-*")]
+    made = list(workdir.glob("frontier-*")) + list(workdir.glob("gui-run-*"))
     try:
         print(f"load average {os.getloadavg()[0]:.2f} (the figures assume an idle machine)")
         bench_sharded(args.ckpt, workdir, args.repeat, report)
@@ -286,7 +255,7 @@ def main() -> int:
         return 2
     finally:
         if not args.keep:
-            for p in workdir.glob("frontier-*"):
+            for p in list(workdir.glob("frontier-*")) + list(workdir.glob("gui-run-*")):
                 if p not in made:
                     shutil.rmtree(p, ignore_errors=True)
     print(f"\ntargets missed: {', '.join(report.missed) if report.missed else 'none'}")
