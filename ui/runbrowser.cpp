@@ -34,6 +34,10 @@ RunBrowser::RunBrowser(RunBrowserModel* model, QWidget* parent)
     header->setSectionResizeMode(RunBrowserModel::Step, QHeaderView::ResizeToContents);
     header->setSectionResizeMode(RunBrowserModel::Marks, QHeaderView::ResizeToContents);
     header->setSectionResizeMode(RunBrowserModel::Findings, QHeaderView::ResizeToContents);
+    // Sized from the rows on screen: by default the header measures up to 1000 rows at every change,
+    // and a run of 1000 checkpoints reports 1000 states: ~50 ms each on the GUI thread, seconds of
+    // frozen window in all (bench_gui_run.py --checkpoints 1000).
+    header->setResizeContentsPrecision(0);
     installCopyAction(m_view);
 
     auto* compare = new QAction(tr("Compare the two selected"), m_view);
