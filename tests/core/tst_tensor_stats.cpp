@@ -280,6 +280,44 @@ private slots:
         checkStats("merged partitions", it->merged, exp["whole"]);
     }
 
+    // A sink receives each file's figures as they are computed (what 'ckpt tensors DIR --stats
+    // --json' streams) and nothing is kept in `files`; the figures, and the partitions merged from
+    // the accumulators kept per file, are the same as without one.
+    void sinkGetsTheSameFigures()
+    {
+        for (const char* dir : {"zero/global_step5", "ddp"}) {
+            const CheckpointStats kept = computeCheckpointStats(at(dir));
+            std::vector<FileStats> sunk;
+            std::vector<std::string> paths;
+            const CheckpointStats streamed = computeCheckpointStats(at(dir), {}, [&](const CheckpointFile& file, FileStats&& fs) {
+                paths.push_back(file.path());
+                sunk.push_back(std::move(fs));
+            });
+            QVERIFY(streamed.files.empty());
+            QCOMPARE(sunk.size(), kept.files.size());
+            for (std::size_t f = 0; f < sunk.size(); ++f) {
+                QCOMPARE(paths[f], kept.files[f].path);
+                QCOMPARE(sunk[f].role, kept.files[f].role);
+                QCOMPARE(sunk[f].tensors.size(), kept.files[f].tensors.size());
+                for (std::size_t t = 0; t < sunk[f].tensors.size(); ++t) {
+                    const TensorStats& a = sunk[f].tensors[t].stats;
+                    const TensorStats& b = kept.files[f].tensors[t].stats;
+                    QCOMPARE(a.numel, b.numel);
+                    QCOMPARE(a.hist.counts, b.hist.counts);
+                    QVERIFY(a.l2 == b.l2 && (a.min == b.min || (std::isnan(a.min) && std::isnan(b.min))));
+                }
+            }
+            QCOMPARE(streamed.sharded.size(), kept.sharded.size());
+            for (std::size_t i = 0; i < kept.sharded.size(); ++i) {
+                QCOMPARE(streamed.sharded[i].key, kept.sharded[i].key);
+                QCOMPARE(streamed.sharded[i].merged.hist.counts, kept.sharded[i].merged.hist.counts);
+                QCOMPARE(streamed.sharded[i].merged.l2, kept.sharded[i].merged.l2);
+            }
+            QCOMPARE(streamed.replicas.size(), kept.replicas.size());
+        }
+        QVERIFY(!computeCheckpointStats(at("zero/global_step5")).sharded.empty()); // the partitions were compared
+    }
+
     void ddpReplicasIdenticalOrByHowMuch()
     {
         const CheckpointStats cs = computeCheckpointStats(at("ddp"));
