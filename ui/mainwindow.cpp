@@ -378,13 +378,14 @@ void MainWindow::rebuildFindings()
 {
     std::vector<FindingRow> rows;
     for (const RunDataPtr& run : m_runs->runs()) {
+        const QString folder = run->folder(); // a stat(): once per run, not once per finding
         for (const ckpt::Finding& finding : run->runFindings)
-            rows.push_back({run->id, -1, QString(), finding, run->folder()});
+            rows.push_back({run->id, -1, QString(), finding, folder});
         for (std::size_t i = 0; i < run->checkpoints.size(); ++i) {
             const QString name = run->singleCheckpoint ? run->name
                                                        : run->name + QLatin1Char('/') + QFileInfo(fromUtf8(run->checkpoints[i].info.path)).fileName();
             for (const ckpt::Finding& finding : run->checkpoints[i].findings)
-                rows.push_back({run->id, static_cast<int>(i), name, finding, run->folder()});
+                rows.push_back({run->id, static_cast<int>(i), name, finding, folder});
         }
     }
     m_findings->setFindings(std::move(rows));
