@@ -217,19 +217,6 @@ json tensorEntryToJson(const CheckpointFile& file, const TensorEntry& entry)
     return j;
 }
 
-json tensorsReportToJson(const CheckpointFile& file)
-{
-    json j;
-    j["file"] = file.path();
-    j["format"] = formatName(file.format());
-    json tensors = json::array();
-    for (const auto& e : file.tensorEntries())
-        tensors.push_back(tensorEntryToJson(file, e));
-    j["tensors"] = std::move(tensors);
-    j["warnings"] = file.warnings();
-    return j;
-}
-
 void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const std::optional<std::string>& role)
 {
     writeTensorsReportJson(out, file, TensorsReportExtras{.role = role});
@@ -237,7 +224,7 @@ void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const
 
 void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const TensorsReportExtras& extras)
 {
-    // the keys in tensorsReportToJson's (sorted) order: file, format, [rank,] [role,] tensors, warnings
+    // the keys in the order nlohmann sorts a document's: file, format, [rank,] [role,] tensors, warnings
     out << "{\"file\":" << dumpJson(json(file.path())) << ",\"format\":" << dumpJson(json(formatName(file.format())));
     if (extras.rank)
         out << ",\"rank\":" << dumpJson(*extras.rank);

@@ -57,15 +57,6 @@ json tensorStatsToJson(const TensorStats& s)
     return j;
 }
 
-json tensorsReportWithStatsToJson(const CheckpointFile& file, const FileStats& stats)
-{
-    json j = tensorsReportToJson(file);
-    auto& tensors = j["tensors"];
-    for (std::size_t i = 0; i < tensors.size() && i < stats.tensors.size(); ++i)
-        tensors[i]["stats"] = tensorStatsToJson(stats.tensors[i].stats);
-    return j;
-}
-
 void writeTensorsReportWithStatsJson(std::ostream& out, const CheckpointFile& file, const FileStats& stats,
                                      TensorsReportExtras extras)
 {

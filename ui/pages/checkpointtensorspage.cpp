@@ -26,7 +26,6 @@
 #include <QThreadPool>
 #include <QToolButton>
 #include <QVBoxLayout>
-#include <QThreadPool>
 #include <QtConcurrent>
 
 namespace {

@@ -18,14 +18,13 @@ nlohmann::json keyPathToJson(const KeyPath& path);
 /// {"key", "dtype", "shape", "stride", "storage_offset", "nbytes", "layout", "device", ...}
 nlohmann::json tensorEntryToJson(const CheckpointFile& file, const TensorEntry& entry);
 
-/// `ckpt tensors FILE --json`: {"file", "format", "tensors": [...], "warnings": [...]}
-nlohmann::json tensorsReportToJson(const CheckpointFile& file);
-/// tensorsReportToJson(file) dumped compactly (dumpJson), written to `out` one tensor at a time:
-/// the same bytes without the whole report in memory (a frontier model lists ~90k tensors).
-/// A `role` adds {"role": role}, as a folder's listing names each file's part.
+/// `ckpt tensors FILE --json`: {"file", "format", "tensors": [...], "warnings": [...]}, keys sorted
+/// and dumped compactly (dumpJson), written to `out` one tensor at a time: never the whole report
+/// in memory (a frontier model lists ~90k tensors). A `role` adds {"role": role}, as a folder's
+/// listing names each file's part.
 void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const std::optional<std::string>& role = std::nullopt);
 
-/// What a streamed listing adds to tensorsReportToJson's keys, in their sorted places.
+/// What a streamed listing adds to those keys, in their sorted places.
 struct TensorsReportExtras {
     std::optional<nlohmann::json> rank;  // {"rank": ...} (null allowed), before "role"
     std::optional<std::string> role;

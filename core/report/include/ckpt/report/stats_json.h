@@ -17,10 +17,8 @@ namespace ckpt {
 ///  "hist": {"lo", "hi", "counts"}, "log10_abs_hist": {...}, "exact_hist"} or {"problem"}.
 nlohmann::json tensorStatsToJson(const TensorStats& stats);
 
-/// `ckpt tensors FILE --stats --json`: tensorsReportToJson with "stats" in every tensor.
-nlohmann::json tensorsReportWithStatsToJson(const CheckpointFile& file, const FileStats& stats);
-/// The same report dumped compactly and written one tensor at a time (writeTensorsReportJson),
-/// with the `extras` of a folder's file (rank, role).
+/// `ckpt tensors FILE --stats --json`: the listing (writeTensorsReportJson) with "stats" in every
+/// tensor, written one tensor at a time, with the `extras` of a folder's file (rank, role).
 void writeTensorsReportWithStatsJson(std::ostream& out, const CheckpointFile& file, const FileStats& stats,
                                      TensorsReportExtras extras = {});
 
