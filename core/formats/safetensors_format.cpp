@@ -303,19 +303,25 @@ SafetensorsHeader parseSafetensors(std::span<const std::byte> file)
         throw LimitError("header length " + std::to_string(n) + " exceeds the limit of "
                          + std::to_string(kSafetensorsMaxHeaderSize) + " bytes");
 
-    SafetensorsHeader out;
-    out.headerSize = n;
-
     const std::string_view text(reinterpret_cast<const char*>(file.data()) + kLengthBytes,
                                 static_cast<std::size_t>(n));
+    SafetensorsHeader out = parseSafetensorsHeaderJson(text);
+    out.headerSize = n;
+    detail::checkTensorLayout(out, fileSize);
+    return out;
+}
+
+SafetensorsHeader parseSafetensorsHeaderJson(std::string_view text, SafetensorsJsonReader reader)
+{
+    SafetensorsHeader out;
+    out.headerSize = text.size();
     if (!text.empty() && isJsonSpace(text.front()))
         out.warnings.emplace_back("the header starts with whitespace; safetensors readers older than "
                                   "April 2026 (PR #686) reject such files");
-
+    if (reader == SafetensorsJsonReader::Fast && detail::readHeaderFast(text, out))
+        return out;
     HeaderSax sax(out);
     detail::parseStrictJson(text, sax); // checks the UTF-8 first
-
-    detail::checkTensorLayout(out, fileSize);
     return out;
 }
 

@@ -255,15 +255,7 @@ private:
 
     void checkShardName(const std::string& shard) const
     {
-        bool bad = shard.empty() || shard.front() == '/' || shard.front() == '\\'
-            || shard.find('\0') != std::string::npos || (shard.size() >= 2 && shard[1] == ':');
-        std::size_t start = 0;
-        while (!bad && start <= shard.size()) {
-            const std::size_t stop = std::min(shard.find_first_of("/\\", start), shard.size());
-            bad = std::string_view(shard).substr(start, stop - start) == "..";
-            start = stop + 1;
-        }
-        if (bad)
+        if (!detail::isRelativeFileName(shard))
             fail("weight_map entry " + quoteName(key_) + " points to " + quoteName(shard)
                  + ", which is not a relative file name inside the checkpoint folder");
     }
@@ -279,9 +271,11 @@ private:
 
 } // namespace
 
-SafetensorsIndex parseSafetensorsIndex(std::string_view jsonText)
+SafetensorsIndex parseSafetensorsIndex(std::string_view jsonText, SafetensorsJsonReader reader)
 {
     SafetensorsIndex out;
+    if (reader == SafetensorsJsonReader::Fast && detail::readIndexFast(jsonText, out))
+        return out;
     IndexSax sax(out);
     detail::parseStrictJson(jsonText, sax);
     if (!sax.sawWeightMap())

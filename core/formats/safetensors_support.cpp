@@ -101,6 +101,19 @@ std::string hexByte(unsigned char c)
     return std::string("0x") + kDigits[c >> 4] + kDigits[c & 0xF];
 }
 
+bool isRelativeFileName(std::string_view name)
+{
+    bool bad = name.empty() || name.front() == '/' || name.front() == '\\'
+        || name.find('\0') != std::string_view::npos || (name.size() >= 2 && name[1] == ':');
+    std::size_t start = 0;
+    while (!bad && start <= name.size()) {
+        const std::size_t stop = std::min(name.find_first_of("/\\", start), name.size());
+        bad = name.substr(start, stop - start) == "..";
+        start = stop + 1;
+    }
+    return !bad;
+}
+
 bool StrictJsonSax::parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex)
 {
     fail(std::string(name_.subject) + " is not valid JSON (" + jsonDetail(ex) + ")");

@@ -35,6 +35,10 @@ std::size_t findInvalidUtf8(std::string_view s);
 /// nlohmann's message without its "[json.exception.parse_error.101] " tag, kept short.
 std::string jsonDetail(const nlohmann::detail::exception& ex);
 
+/// A weight_map's shard name is a file inside the index's folder: not empty, not absolute (no
+/// leading slash or backslash, no drive letter), no NUL and no ".." component.
+bool isRelativeFileName(std::string_view name);
+
 /// "0x" and two hex digits.
 std::string hexByte(unsigned char c);
 
@@ -55,15 +59,17 @@ public:
     virtual bool done() const = 0;
     const JsonTextName& name() const { return name_; }
 
+    /// The same verdict over an object's keys once it closed, for the large objects (a header's
+    /// tensors, an index's weight_map): names the key whose second listing comes first, as
+    /// addUniqueKey would have, without a hashed copy of every key. Public for the fast readers
+    /// (safetensors_fast_json.cpp), which give the same verdict.
+    static void checkUniqueKeys(std::span<const std::string_view> keys, const std::string& where);
+
 protected:
     [[noreturn]] static void fail(const std::string& message);
     /// Adds an object's key to the ones `seen`; a second one ends the read, saying that `where`
     /// lists it twice (nlohmann keeps the last, the reference reader refuses the file).
     static void addUniqueKey(std::unordered_set<std::string>& seen, const std::string& key, const std::string& where);
-    /// The same verdict over an object's keys once it closed, for the large objects (a header's
-    /// tensors, an index's weight_map): names the key whose second listing comes first, as
-    /// addUniqueKey would have, without a hashed copy of every key.
-    static void checkUniqueKeys(std::span<const std::string_view> keys, const std::string& where);
     const JsonTextName& name_;
 };
 
@@ -75,5 +81,13 @@ void parseStrictJson(std::string_view text, StrictJsonSax& sax);
 /// the tensors must tile it exactly, each holding the bytes its shape and dtype need. Makes the
 /// offsets absolute and warns about unaligned data. Throws FormatError.
 void checkTensorLayout(SafetensorsHeader& header, uint64_t fileSize);
+
+/// The fast readers (safetensors_fast_json.cpp): simdjson's validating parser, then the schema.
+/// They return true with `out` filled exactly as the strict SAX readers would fill it, or false
+/// (out cleared) for any text they do not take, valid or not: the strict reader then reads it
+/// and words the error. simdjson checks the UTF-8 as findInvalidUtf8 does (RFC 3629, and no raw
+/// NUL: JSON allows none outside strings, nor any control character inside one).
+bool readHeaderFast(std::string_view text, SafetensorsHeader& out);
+bool readIndexFast(std::string_view text, SafetensorsIndex& out);
 
 } // namespace ckpt::detail

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,61 @@ inline bool tilesData(const ckpt::SafetensorsHeader& header, quint64 fileSize, Q
         return false;
     }
     return true;
+}
+
+/// Runs `parse` with the fast and the strict JSON reader; a null string when both give the same
+/// result or the same error, else what each gave.
+template<typename Parse, typename Same>
+QString readersDisagree(Parse parse, Same same)
+{
+    using Result = decltype(parse(ckpt::SafetensorsJsonReader::Fast));
+    Result results[2];
+    QString outcome[2];
+    for (int i = 0; i < 2; ++i) {
+        try {
+            results[i] = parse(i == 0 ? ckpt::SafetensorsJsonReader::Fast : ckpt::SafetensorsJsonReader::Strict);
+            outcome[i] = QStringLiteral("accepted");
+        } catch (const ckpt::FormatError& e) {
+            outcome[i] = QString::fromUtf8(e.what());
+        }
+    }
+    if (outcome[0] == outcome[1] && (outcome[0] != QLatin1String("accepted") || same(results[0], results[1])))
+        return {};
+    return QStringLiteral("fast: %1; strict: %2").arg(outcome[0], outcome[1]);
+}
+
+/// The two readers over a file's header text (when its length fits the file).
+inline QString headerReadersDisagree(const QByteArray& file)
+{
+    if (file.size() < 8)
+        return {};
+    quint64 n = 0;
+    for (int i = 0; i < 8; ++i)
+        n |= static_cast<quint64>(static_cast<unsigned char>(file[i])) << (8 * i);
+    if (n > static_cast<quint64>(file.size() - 8))
+        return {};
+    const std::string_view text(file.constData() + 8, static_cast<std::size_t>(n));
+    return readersDisagree([&](ckpt::SafetensorsJsonReader r) { return ckpt::parseSafetensorsHeaderJson(text, r); },
+                           [](const ckpt::SafetensorsHeader& a, const ckpt::SafetensorsHeader& b) {
+                               return a.headerSize == b.headerSize && a.metadata == b.metadata
+                                   && a.warnings == b.warnings
+                                   && std::equal(a.tensors.begin(), a.tensors.end(), b.tensors.begin(),
+                                                 b.tensors.end(), [](const auto& x, const auto& y) {
+                                                     return x.name == y.name && x.dtypeCode == y.dtypeCode
+                                                         && x.dtype == y.dtype && x.shape == y.shape
+                                                         && x.begin == y.begin && x.end == y.end;
+                                                 });
+                           });
+}
+
+/// The two readers over an index text.
+inline QString indexReadersDisagree(const QByteArray& json)
+{
+    const std::string_view text(json.constData(), static_cast<std::size_t>(json.size()));
+    return readersDisagree([&](ckpt::SafetensorsJsonReader r) { return ckpt::parseSafetensorsIndex(text, r); },
+                           [](const ckpt::SafetensorsIndex& a, const ckpt::SafetensorsIndex& b) {
+                               return a.weightMap == b.weightMap && a.metadata == b.metadata;
+                           });
 }
 
 } // namespace testsupport

@@ -60,6 +60,8 @@ private slots:
     void invalidFiles();
     void headerSizeLimit();
     void truncatedAndMutated();
+    void readersAgree_data();
+    void readersAgree();
     void dtypeBits();
 };
 
@@ -141,6 +143,8 @@ void TestSafetensors::validFiles()
     QFETCH(int, metadata);
     QFETCH(QString, warning);
 
+    const QString disagreement = headerReadersDisagree(file);
+    QVERIFY2(disagreement.isNull(), qPrintable(disagreement));
     ckpt::SafetensorsHeader header;
     try {
         header = parse(file);
@@ -415,6 +419,8 @@ void TestSafetensors::invalidFiles()
 {
     QFETCH(QByteArray, file);
     QFETCH(QString, phrase);
+    const QString disagreement = headerReadersDisagree(file);
+    QVERIFY2(disagreement.isNull(), qPrintable(disagreement));
     const QString message = errorOf(file);
     QVERIFY2(!message.isNull(), "the file parsed but should have been rejected");
     QVERIFY2(message.contains(phrase), qPrintable(QStringLiteral("message: ") + message));
@@ -446,6 +452,8 @@ void TestSafetensors::truncatedAndMutated()
     for (qsizetype len = 0; len < file.size(); ++len) {
         const QByteArray prefix(file.constData(), len); // deep copy: ASan sees reads past the end
         QVERIFY2(!errorOf(prefix).isNull(), qPrintable(QStringLiteral("prefix of %1 bytes parsed").arg(len)));
+        const QString disagreement = headerReadersDisagree(prefix);
+        QVERIFY2(disagreement.isNull(), qPrintable(disagreement));
     }
     // Every single-byte change either parses (then within bounds) or throws FormatError.
     static const unsigned char replacements[] = {0x00, 0x01, 0x20, 0x22, 0x2c, 0x2d, 0x30, 0x39, 0x5b, 0x5d,
@@ -455,6 +463,8 @@ void TestSafetensors::truncatedAndMutated()
         for (const unsigned char r : replacements) {
             QByteArray mutated = file;
             mutated[i] = static_cast<char>(r);
+            const QString disagreement = headerReadersDisagree(mutated);
+            QVERIFY2(disagreement.isNull(), qPrintable(QStringLiteral("byte %1 -> %2: ").arg(i).arg(r) + disagreement));
             try {
                 const auto header = parse(mutated);
                 QString why;
@@ -465,6 +475,54 @@ void TestSafetensors::truncatedAndMutated()
         }
     }
     QVERIFY(parsed > 0); // mutations in the data section and in names keep the file valid
+}
+
+void TestSafetensors::readersAgree_data()
+{
+    // Header texts where simdjson and nlohmann could part: each must come out of the fast reader as it
+    // comes out of the strict one (which the fast reader hands it to when unsure).
+    QTest::addColumn<QByteArray>("header");
+    const QByteArray e = entry("a", "U8", "[2]", 0, 2);
+    QTest::newRow("plain") << "{" + e + "}";
+    QTest::newRow("minus zero offset") << QByteArray(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[-0,2]}})");
+    QTest::newRow("minus zero in a name") << "{" + entry("a-0", "U8", "[2]", 0, 2) + "}";
+    QTest::newRow("negative dim") << QByteArray(R"({"a":{"dtype":"U8","shape":[-2],"data_offsets":[0,2]}})");
+    QTest::newRow("float dim") << QByteArray(R"({"a":{"dtype":"U8","shape":[2.0],"data_offsets":[0,2]}})");
+    QTest::newRow("exponent dim") << QByteArray(R"({"a":{"dtype":"U8","shape":[2e0],"data_offsets":[0,2]}})");
+    QTest::newRow("dim above int64")
+        << QByteArray(R"({"a":{"dtype":"U8","shape":[9223372036854775808],"data_offsets":[0,2]}})");
+    QTest::newRow("dim above uint64")
+        << QByteArray(R"({"a":{"dtype":"U8","shape":[18446744073709551616],"data_offsets":[0,2]}})");
+    QTest::newRow("escaped name") << "{" + entry(R"(a\u00e9\n\"b)", "U8", "[2]", 0, 2) + "}";
+    QTest::newRow("escaped NUL name") << "{" + entry(R"(a\u0000)", "U8", "[2]", 0, 2) + "}";
+    QTest::newRow("escaped dtype") << "{" + entry("a", R"(U\u0038)", "[2]", 0, 2) + "}";
+    QTest::newRow("raw tab in a name") << "{" + entry("a\tb", "U8", "[2]", 0, 2) + "}";
+    QTest::newRow("lone surrogate") << "{" + entry(R"(\udc00)", "U8", "[2]", 0, 2) + "}";
+    QTest::newRow("metadata null") << "{\"__metadata__\":null," + e + "}";
+    QTest::newRow("metadata twice") << "{\"__metadata__\":{},\"__metadata__\":{}," + e + "}";
+    QTest::newRow("metadata key twice") << "{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}," + e + "}";
+    QTest::newRow("metadata number") << "{\"__metadata__\":{\"k\":1}," + e + "}";
+    QTest::newRow("name twice") << "{" + e + "," + e + "}";
+    QTest::newRow("name twice, then an error") << "{" + e + "," + e + ",\"b\":1}";
+    QTest::newRow("field twice")
+        << QByteArray(R"({"a":{"dtype":"U8","dtype":"U8","shape":[2],"data_offsets":[0,2]}})");
+    QTest::newRow("extra field") << QByteArray(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2],"x":1}})");
+    QTest::newRow("three offsets") << QByteArray(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2,3]}})");
+    QTest::newRow("offsets reversed") << QByteArray(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[2,0]}})");
+    QTest::newRow("unknown dtype") << "{" + entry("a", "u8", "[2]", 0, 2) + "}";
+    QTest::newRow("leading space") << " {" + e + "}";
+    QTest::newRow("trailing newline") << "{" + e + "}\n";
+    QTest::newRow("deep nesting") << "{\"a\":" + QByteArray(5000, '[') + QByteArray(5000, ']') + "}";
+    QTest::newRow("big integer offset")
+        << QByteArray(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,99999999999999999999999]}})");
+}
+
+void TestSafetensors::readersAgree()
+{
+    QFETCH(QByteArray, header);
+    const QByteArray file = makeFile(header, 2, false);
+    const QString disagreement = headerReadersDisagree(file);
+    QVERIFY2(disagreement.isNull(), qPrintable(disagreement));
 }
 
 void TestSafetensors::dtypeBits()

@@ -50,6 +50,8 @@ private slots:
     void index();
     void invalidIndex_data();
     void invalidIndex();
+    void readersAgree_data();
+    void readersAgree();
 };
 
 void TestSafetensorsIndex::corpus_data()
@@ -108,6 +110,8 @@ void TestSafetensorsIndex::corpus()
     QFile f(path);
     QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(f.errorString()));
     const QByteArray file = f.readAll();
+    const QString disagreement = headerReadersDisagree(file);
+    QVERIFY2(disagreement.isNull(), qPrintable(disagreement));
     if (!expectValid) {
         QVERIFY2(!errorOf(file).isNull(), "a file INDEX.tsv marks as broken parsed");
         return;
@@ -143,6 +147,7 @@ void TestSafetensorsIndex::index()
   },
   "extra": [{"deep": [1, 2]}], "other": 3
 })";
+    QVERIFY(indexReadersDisagree(json).isNull());
     const ckpt::SafetensorsIndex idx
         = ckpt::parseSafetensorsIndex(std::string_view(json.constData(), static_cast<std::size_t>(json.size())));
     QCOMPARE(idx.weightMap.size(), std::size_t(3));
@@ -208,9 +213,58 @@ void TestSafetensorsIndex::invalidIndex()
 {
     QFETCH(QByteArray, json);
     QFETCH(QString, phrase);
+    const QString disagreement = indexReadersDisagree(json);
+    QVERIFY2(disagreement.isNull(), qPrintable(disagreement));
     const QString message = indexErrorOf(json);
     QVERIFY2(!message.isNull(), "the index parsed but should have been rejected");
     QVERIFY2(message.contains(phrase), qPrintable(QStringLiteral("message: ") + message));
+}
+
+void TestSafetensorsIndex::readersAgree_data()
+{
+    // Index texts where simdjson and nlohmann could part (the fast reader hands what it is unsure of to
+    // the strict one), and the index files of the corpus and of the sample model folders.
+    QTest::addColumn<QByteArray>("json");
+    const QByteArray map = R"("weight_map":{"a":"m-1.safetensors","b":"m-2.safetensors"})";
+    QTest::newRow("as written by save_pretrained")
+        << "{\n  \"metadata\": {\n    \"total_size\": 123\n  },\n  " + map + "\n}\n";
+    QTest::newRow("metadata scalars")
+        << R"({"metadata":{"s":"x","u":18446744073709551615,"i":-5,"z":-0,"t":true,"f":false,"n":null},)" + map + "}";
+    QTest::newRow("metadata float") << R"({"metadata":{"r":1.50},)" + map + "}";
+    QTest::newRow("metadata exponent") << R"({"metadata":{"r":1e3},)" + map + "}";
+    QTest::newRow("metadata nested") << R"({"metadata":{"k":{"a":[1, 2]}},)" + map + "}";
+    QTest::newRow("metadata null") << R"({"metadata":null,)" + map + "}";
+    QTest::newRow("metadata after the map") << "{" + map + R"(,"metadata":{"k":1}})";
+    QTest::newRow("unknown scalar key") << R"({"x":1,"y":"z",)" + map + "}";
+    QTest::newRow("unknown container key") << R"({"x":[{"a":1}],)" + map + "}";
+    QTest::newRow("escaped names") << QByteArray(R"({"weight_map":{"a\u00e9":"m\u002d1.safetensors"}})");
+    QTest::newRow("escaped parent") << QByteArray(R"({"weight_map":{"a":"\u002e./x"}})");
+    QTest::newRow("escaped NUL shard") << QByteArray(R"({"weight_map":{"a":"x\u0000"}})");
+    QTest::newRow("tensor twice, then bad metadata")
+        << QByteArray(R"({"weight_map":{"a":"x","a":"y"},"metadata":{"k":1,"k":2}})");
+    QTest::newRow("bad metadata, then tensor twice")
+        << QByteArray(R"({"metadata":{"k":1,"k":2},"weight_map":{"a":"x","a":"y"}})");
+    QTest::newRow("weight_map null") << QByteArray(R"({"weight_map":null})");
+    QTest::newRow("big integer") << R"({"metadata":{"k":123456789012345678901234567890},)" + map + "}";
+
+    const QString root = corpusDir();
+    if (root.isEmpty() || !QDir(root).exists()) {
+        qWarning("readersAgree: no corpus at '%s' (set CKPT_CORPUS): its index files are skipped", qPrintable(root));
+        return;
+    }
+    QDirIterator it(root, {QStringLiteral("*.index.json")}, QDir::Files, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+        QFile f(it.next());
+        QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(f.errorString()));
+        QTest::newRow(qPrintable(QDir(root).relativeFilePath(f.fileName()))) << f.readAll();
+    }
+}
+
+void TestSafetensorsIndex::readersAgree()
+{
+    QFETCH(QByteArray, json);
+    const QString disagreement = indexReadersDisagree(json);
+    QVERIFY2(disagreement.isNull(), qPrintable(disagreement));
 }
 
 QTEST_GUILESS_MAIN(TestSafetensorsIndex)

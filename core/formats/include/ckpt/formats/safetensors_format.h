@@ -40,6 +40,16 @@ struct SafetensorsHeader {
 /// code. Codes are case-sensitive, as in the reference reader.
 int safetensorsDtypeBits(std::string_view code);
 
+/// Which JSON reader reads a header or an index. Fast (simdjson) is the default and hands every text it
+/// does not take to Strict (nlohmann's SAX), which words each refusal; both give the same result or the
+/// same error for every text. The tests and the safetensors fuzz target hold them to that.
+enum class SafetensorsJsonReader { Fast, Strict };
+
+/// The JSON header alone (the text after the 8-byte length): tensors with data_offsets still relative
+/// to the data section, metadata, warnings. parseSafetensors adds the layout check.
+SafetensorsHeader parseSafetensorsHeaderJson(std::string_view text,
+                                             SafetensorsJsonReader reader = SafetensorsJsonReader::Fast);
+
 /// Parses and validates a whole safetensors file like the reference Rust reader (Metadata::validate).
 /// Throws FormatError with one user-readable sentence ("header length 1234567890123 exceeds the file size
 /// 4096", "tensor 'a.weight': data_offsets [0, 10] hold 10 bytes but shape [2,3] of F32 needs 24",
@@ -54,6 +64,7 @@ struct SafetensorsIndex {
 
 /// Parses a sharded checkpoint's `*.safetensors.index.json` ({"metadata": {...}, "weight_map": {...}}).
 /// Shard names must be relative paths without `..`. Throws FormatError.
-SafetensorsIndex parseSafetensorsIndex(std::string_view jsonText);
+SafetensorsIndex parseSafetensorsIndex(std::string_view jsonText,
+                                       SafetensorsJsonReader reader = SafetensorsJsonReader::Fast);
 
 } // namespace ckpt
