@@ -147,9 +147,11 @@ bool walkObject(const ValueGraph& graph, NodeId root, const std::function<void(c
     KeyPath path;
 
     // Explicit stack: graphs can be deep (the interpreter cuts at its depth limit, but walking
-    // must not depend on that). Each frame lists the children still to visit.
+    // must not depend on that). Each frame lists the children still to visit; a child's key is made
+    // when it is visited (one copy of a 90k-tensor dict's names, not two).
     struct Child {
-        KeyPart key;
+        NodeId keyNode; // the dict key; kNoNode for a position
+        int64_t index;  // the position in a list or tuple
         NodeId node;
     };
     struct Frame {
@@ -164,7 +166,7 @@ bool walkObject(const ValueGraph& graph, NodeId root, const std::function<void(c
         const Node& n = graph[id];
         auto addDictItems = [&](const std::vector<NodeId>& items) {
             for (std::size_t i = 0; i + 1 < items.size(); i += 2)
-                out.push_back({keyPartOf(graph, items[i]), items[i + 1]});
+                out.push_back({items[i], 0, items[i + 1]});
         };
         auto addAttributes = [&](NodeId state) {
             if (!graph.valid(state))
@@ -186,7 +188,7 @@ bool walkObject(const ValueGraph& graph, NodeId root, const std::function<void(c
         case Kind::List:
         case Kind::Tuple:
             for (std::size_t i = 0; i < n.items.size(); ++i)
-                out.push_back({static_cast<int64_t>(i), n.items[i]});
+                out.push_back({kNoNode, static_cast<int64_t>(i), n.items[i]});
             if (n.kind == Kind::List && !n.text.empty())
                 addAttributes(n.state);
             break;
@@ -196,7 +198,7 @@ bool walkObject(const ValueGraph& graph, NodeId root, const std::function<void(c
             } else if (graph.valid(n.a) && graph[n.a].kind == Kind::Tuple) { // namedtuple-like REDUCE(cls, args)
                 const Node& args = graph[n.a];
                 for (std::size_t i = 0; i < args.items.size(); ++i)
-                    out.push_back({static_cast<int64_t>(i), args.items[i]});
+                    out.push_back({kNoNode, static_cast<int64_t>(i), args.items[i]});
             }
             break;
         default:
@@ -241,7 +243,10 @@ bool walkObject(const ValueGraph& graph, NodeId root, const std::function<void(c
             continue;
         }
         const Child child = top.children[top.next++];
-        path.push_back(child.key);
+        if (child.keyNode == kNoNode)
+            path.emplace_back(child.index);
+        else
+            path.push_back(keyPartOf(graph, child.keyNode));
         enter(child.node);
     }
     return complete;
