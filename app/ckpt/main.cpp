@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // ckpt: inspect PyTorch training checkpoints from the command line, without Python.
 #include "ckpt_version.h"
+#include "ckpt/io/process_memory.h"
 #include "commands.h"
 
 #include <iostream>
@@ -57,6 +58,7 @@ exit codes: 0 ok, 1 findings (dangerous imports), 2 the file cannot be read
 int main(int argc, char** argv)
 {
     std::ios::sync_with_stdio(false);
+    ckpt::tuneAllocatorForTables();
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
         std::cout << kUsage;

@@ -2,6 +2,7 @@
 // checkpoint-inspector [PATH...] [--tab NAME] [--compare A B] [--screenshot FILE] [--report FILE.html] [--size WxH] [--palette system|light|dark]
 #include "checkpoint_inspector_version.h"
 
+#include "ckpt/io/process_memory.h"
 #include "ui/errorpanel.h"
 #include "ui/mainwindow.h"
 #include "ui/models/runbrowsermodel.h"
@@ -87,6 +88,7 @@ QPalette darkPalette()
 
 int main(int argc, char** argv)
 {
+    ckpt::tuneAllocatorForTables(); // as the CLI: ckpt/io/process_memory.h
     if (wantsOffscreen(argc, argv) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);

@@ -105,6 +105,7 @@ bool readHeaderTree(std::string_view text, SafetensorsHeader& out)
     if (parser.parse(text.data(), text.size()).get(top) != simdjson::SUCCESS)
         return false;
     bool sawMetadata = false;
+    out.tensors.reserve(top.size()); // grown by doubling, every copy's pages were faulted in anew
     for (const dom::key_value_pair kv : top) {
         if (kv.key == "__metadata__") {
             if (sawMetadata || !readHeaderMetadata(kv.value, out))
@@ -168,6 +169,7 @@ bool readIndexTree(std::string_view text, SafetensorsIndex& out)
             if (kv.value.get(map) != simdjson::SUCCESS)
                 return false;
             sawWeightMap = true;
+            out.weightMap.reserve(map.size());
             for (const dom::key_value_pair entry : map) {
                 std::string_view shard;
                 if (entry.value.get(shard) != simdjson::SUCCESS || !isRelativeFileName(shard))

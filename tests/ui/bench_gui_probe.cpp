@@ -19,6 +19,7 @@
 // machine at this moment, the baseline the stalls are compared with. CKPT_PROBE_VERBOSE=1 prints
 // each new longest stall and when it happened, and every event the UI thread took over 8 ms to
 // deliver (receiver class and name, event type, nesting depth), to find its cause.
+#include "ckpt/io/process_memory.h"
 #include "ui/checkpointview.h"
 #include "ui/findingspanel.h"
 #include "ui/pages/checkpointtensorspage.h"
@@ -95,6 +96,7 @@ private:
 
 int main(int argc, char** argv)
 {
+    ckpt::tuneAllocatorForTables(); // as app/gui/main.cpp does
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
     TimedApplication app(argc, argv);
