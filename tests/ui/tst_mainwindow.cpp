@@ -225,7 +225,7 @@ private slots:
         waitIdle();
         QVERIFY(view->tensorsPage()->model()->rowCount() >= 6); // the model's 6, then the optimizer's moments
         for (const TensorRow& row : view->tensorsPage()->model()->tensors())
-            QVERIFY2(row.stats.has_value(), qPrintable(row.name)); // statistics computed once shown
+            QVERIFY2(row.stats != nullptr, qPrintable(row.name)); // statistics computed once shown
         QVERIFY(m_window->selectTab(QStringLiteral("optimizer")));
         waitIdle();
         QVERIFY(view->optimizerPage()->momentsModel()->rowCount() > 0);

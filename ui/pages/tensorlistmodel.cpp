@@ -37,7 +37,7 @@ void TensorListModel::setStats(int row, TensorStatsView stats)
 {
     if (row < 0 || row >= rowCount())
         return;
-    m_rows[static_cast<std::size_t>(row)].stats = std::move(stats);
+    m_rows[static_cast<std::size_t>(row)].stats = std::make_shared<const TensorStatsView>(std::move(stats));
     emit dataChanged(index(row, Min), index(row, ColumnCount - 1));
 }
 
