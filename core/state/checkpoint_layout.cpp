@@ -208,8 +208,9 @@ CheckpointLayout nemo2Layout(CheckpointLayout out)
 // model_weights.ckpt, one per model-parallel rank (mp_rank_TT/, tp_rank_TT_pp_rank_PPP/), or a
 // Megatron-core distributed checkpoint in model_weights/ (NVIDIA/NeMo@8cfedd72
 // nemo/collections/nlp/parts/nlp_overrides.py NLPSaveRestoreConnector.save_to; docs/layouts.md §5).
-// Members are named as paths below the archive (io/archive_path.h), read in place. A gzip .nemo
-// (NeMo before 1.7) cannot be mapped: it is listed as one file and the reader says so.
+// Members are named as paths below the archive (io/archive_path.h), read in place, a gzip .nemo
+// (NeMo before 1.7) member by member too. A file whose members cannot be listed (not a tar, plain
+// or gzip-compressed) is listed as one file and the reader says so.
 CheckpointLayout nemoArchiveLayout(CheckpointLayout out)
 {
     out.layout = Layout::NemoArchive;

@@ -89,8 +89,8 @@ void StateReader::noteUnreadParts()
         return;
     const auto& files = m_state.layout.files;
     if (files.size() == 1 && files.front().role == "other")
-        m_state.warnings.push_back(m_state.layout.path + ": not an uncompressed tar, so its members cannot be read in place (a "
-                                   "gzip-compressed .nemo from NeMo before 1.7); extract it (tar -xzf) and open the folder");
+        m_state.warnings.push_back(m_state.layout.path + ": its members cannot be listed (it is not a tar archive, plain or "
+                                   "gzip-compressed, as NeMo writes .nemo files); if it is one, extract it and open the folder");
 }
 
 void StateReader::openFiles()

@@ -29,8 +29,9 @@ inline constexpr uint64_t kDecompressedMemberLimit = uint64_t{4} << 30;
 /// corrupted tar) or holds no such regular member.
 std::optional<ArchiveMemberRef> archiveMember(const std::string& path);
 
-/// The paths ("<archive>/<member>") of the regular members of the tar archive at `archive`, in the
-/// archive's order, "./" prefixes dropped. Throws FormatError when it is not an uncompressed tar.
+/// The paths ("<archive>/<member>") of the regular members of the tar archive at `archive` (plain or
+/// compressed, read through libarchive), in the archive's order, "./" prefixes dropped. Throws
+/// FormatError when it is neither.
 std::vector<std::string> archiveMemberPaths(const std::string& archive);
 
 /// Whether the regular file at `path` starts with a tar header.
