@@ -54,7 +54,8 @@ void printFileStats(const FileStats& fs)
     table.print(std::cout);
 }
 
-// --json writes each file's statistics as soon as they are computed (computeCheckpointStats' sink),
+// --json writes each tensor's statistics as soon as they and the earlier tensors' are computed
+// (computeCheckpointStats' stream),
 // the same bytes as one document built in memory, whose keys nlohmann sorts: cancelled, files,
 // layout, path, replicas, sharded, warnings. A frontier model's document held ~15 KB per tensor.
 // "cancelled" comes first, before it is known: it is false here, as this command's progress
@@ -67,13 +68,21 @@ int directoryStatsJson(const CliArgs& args, const StatsOptions& options)
             std::cout << "{\"cancelled\":false,\"files\":[";
         opened = true;
     };
-    const CheckpointStats cs = computeCheckpointStats(args.positional[0], options, [&](const CheckpointFile& file, FileStats&& fs) {
+    const CheckpointFile* current = nullptr;
+    StatsStream stream;
+    stream.beginFile = [&](const CheckpointFile& file, const FileStats& header) {
         open();
         std::cout << (first ? "" : ",");
         first = false;
-        writeTensorsReportWithStatsJson(std::cout, file, fs,
-                                        {.rank = fs.rank < 0 ? nlohmann::json(nullptr) : nlohmann::json(fs.rank), .role = fs.role});
-    });
+        current = &file;
+        writeTensorsReportBegin(std::cout, file,
+                                {.rank = header.rank < 0 ? nlohmann::json(nullptr) : nlohmann::json(header.rank), .role = header.role});
+    };
+    stream.entry = [&](std::size_t index, TensorStatsEntry&& entry) {
+        writeTensorsReportEntryWithStatsJson(std::cout, *current, index, entry.stats);
+    };
+    stream.endFile = [&](const CheckpointFile& file) { writeTensorsReportEnd(std::cout, file); };
+    const CheckpointStats cs = computeCheckpointStats(args.positional[0], options, stream);
     open();
     nlohmann::json sharded = nlohmann::json::array(), replicas = nlohmann::json::array();
     for (const auto& s : cs.sharded)
@@ -139,13 +148,19 @@ int runTensorStats(const CliArgs& args)
     } catch (const std::exception& e) {
         return failWith(e.what());
     }
-    const FileStats fs = computeFileStats(*file, options);
-    progress.clear();
     if (args.has("--json")) {
-        writeTensorsReportWithStatsJson(std::cout, *file, fs);
+        // streamed entry by entry, as a folder's files are
+        writeTensorsReportBegin(std::cout, *file, {});
+        streamFileStats(*file, options, [&](std::size_t index, TensorStatsEntry&& entry) {
+            writeTensorsReportEntryWithStatsJson(std::cout, *file, index, entry.stats);
+        });
+        writeTensorsReportEnd(std::cout, *file);
+        progress.clear();
         std::cout << '\n';
         return kExitOk;
     }
+    const FileStats fs = computeFileStats(*file, options);
+    progress.clear();
     printFileStats(fs);
     for (const auto& w : file->warnings())
         std::cout << "warning: " << w << "\n";

@@ -224,6 +224,14 @@ void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const
 
 void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const TensorsReportExtras& extras)
 {
+    writeTensorsReportBegin(out, file, extras);
+    for (std::size_t i = 0; i < file.tensorEntries().size(); ++i)
+        writeTensorsReportEntry(out, file, i, extras.entry);
+    writeTensorsReportEnd(out, file);
+}
+
+void writeTensorsReportBegin(std::ostream& out, const CheckpointFile& file, const TensorsReportExtras& extras)
+{
     // the keys in the order nlohmann sorts a document's: file, format, [rank,] [role,] tensors, warnings
     out << "{\"file\":" << dumpJson(json(file.path())) << ",\"format\":" << dumpJson(json(formatName(file.format())));
     if (extras.rank)
@@ -231,14 +239,19 @@ void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const
     if (extras.role)
         out << ",\"role\":" << dumpJson(json(*extras.role));
     out << ",\"tensors\":[";
-    std::size_t i = 0;
-    for (const auto& e : file.tensorEntries()) {
-        json entry = tensorEntryToJson(file, e);
-        if (extras.entry)
-            extras.entry(i, entry);
-        out << (i ? "," : "") << dumpJson(entry);
-        ++i;
-    }
+}
+
+void writeTensorsReportEntry(std::ostream& out, const CheckpointFile& file, std::size_t index,
+                             const std::function<void(std::size_t, json&)>& extra)
+{
+    json entry = tensorEntryToJson(file, file.tensorEntries()[index]);
+    if (extra)
+        extra(index, entry);
+    out << (index ? "," : "") << dumpJson(entry);
+}
+
+void writeTensorsReportEnd(std::ostream& out, const CheckpointFile& file)
+{
     out << "],\"warnings\":" << dumpJson(json(file.warnings())) << '}';
 }
 

@@ -57,14 +57,10 @@ json tensorStatsToJson(const TensorStats& s)
     return j;
 }
 
-void writeTensorsReportWithStatsJson(std::ostream& out, const CheckpointFile& file, const FileStats& stats,
-                                     TensorsReportExtras extras)
+void writeTensorsReportEntryWithStatsJson(std::ostream& out, const CheckpointFile& file, std::size_t index,
+                                          const TensorStats& stats)
 {
-    extras.entry = [&](std::size_t i, json& entry) {
-        if (i < stats.tensors.size())
-            entry["stats"] = tensorStatsToJson(stats.tensors[i].stats);
-    };
-    writeTensorsReportJson(out, file, extras);
+    writeTensorsReportEntry(out, file, index, [&](std::size_t, json& entry) { entry["stats"] = tensorStatsToJson(stats); });
 }
 
 json shardedStatsToJson(const ShardedTensorStats& s)

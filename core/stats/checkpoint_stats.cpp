@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -30,15 +31,17 @@ TensorStats problemStats(const TensorInfo& t, const std::string& problem)
 using KeepFn = std::function<bool(const TensorEntry&)>;
 
 // Statistics of every tensor of a file; accumulators of the entries `keep` selects are copied
-// into `kept` (for merging shards across files).
+// into `kept` (for merging shards across files). With `stream`, each entry goes there in entry
+// order as soon as it and every earlier one are ready, and FileStats::tensors stays empty.
 FileStats fileStats(const CheckpointFile& file, const StatsOptions& options, const KeepFn& keep,
-                    std::map<uint32_t, StatsAccumulator>* kept)
+                    std::map<uint32_t, StatsAccumulator>* kept, const EntryStatsSink& stream = {})
 {
-    // Indexed by tensor, not maps: a frontier model's 90k tensors each carry two 64-bin histograms,
-    // and the figures move into the result at their last entry instead of being copied.
+    // Indexed by tensor, not maps: a frontier model's 90k tensors each carry two 64-bin histograms
+    // (1.3 KiB with the figures). They move into the result at their last entry instead of being
+    // copied; streamed, they are freed there, so only those waiting for an earlier entry are held.
     const auto& entries = file.tensorEntries();
     const std::size_t tensorCount = file.tensors().size();
-    std::vector<std::optional<TensorStats>> stats(tensorCount);
+    std::vector<std::unique_ptr<TensorStats>> stats(tensorCount);
     std::vector<std::size_t> lastEntry(tensorCount);
     std::vector<std::optional<TensorViewReader>> readers;
     std::vector<uint32_t> tensorOf;
@@ -51,7 +54,7 @@ FileStats fileStats(const CheckpointFile& file, const StatsOptions& options, con
         seen[e.tensor] = true;
         const TensorInfo& t = file.tensors()[e.tensor];
         if (!statsSupported(t.dtype)) {
-            stats[e.tensor] = problemStats(t, "no statistics for elements of type " + t.dtypeName);
+            stats[e.tensor] = std::make_unique<TensorStats>(problemStats(t, "no statistics for elements of type " + t.dtypeName));
             continue;
         }
         try {
@@ -60,32 +63,49 @@ FileStats fileStats(const CheckpointFile& file, const StatsOptions& options, con
             if (keep && kept && keep(e))
                 keepSet[e.tensor] = true;
         } catch (const std::exception& ex) {
-            stats[e.tensor] = problemStats(t, ex.what());
+            stats[e.tensor] = std::make_unique<TensorStats>(problemStats(t, ex.what()));
         }
     }
     std::vector<const TensorViewReader*> views;
     views.reserve(readers.size());
     for (const auto& r : readers)
         views.push_back(&*r);
+    FileStats out;
+    out.path = file.path();
+    if (!stream)
+        out.tensors.reserve(entries.size());
+    // Hands entries over in order from `next` on: while they are ready, or all of them once the scan
+    // is over (`all`).
+    std::size_t next = 0;
+    auto handOver = [&](bool all) {
+        for (; next < entries.size(); ++next) {
+            const TensorEntry& e = entries[next];
+            std::unique_ptr<TensorStats>& s = stats[e.tensor];
+            if (!s && !all)
+                return;
+            if (!s)
+                s = std::make_unique<TensorStats>(); // an alias whose tensor came first under no entry
+            TensorStatsEntry entry{e.key, e.tensor, e.alias, next == lastEntry[e.tensor] ? std::move(*s) : *s};
+            if (next == lastEntry[e.tensor])
+                s.reset();
+            if (stream)
+                stream(next, std::move(entry));
+            else
+                out.tensors.push_back(std::move(entry));
+        }
+    };
     std::mutex mutex;
     detail::scanViewsForStats(views, options, [&](std::size_t i, StatsAccumulator&& acc) {
         const uint32_t t = tensorOf[i];
-        TensorStats s = acc.finish();
+        auto s = std::make_unique<TensorStats>(acc.finish());
         std::lock_guard lock(mutex);
         stats[t] = std::move(s);
         if (keepSet[t])
             kept->emplace(t, std::move(acc));
+        if (stream)
+            handOver(false);
     });
-    FileStats out;
-    out.path = file.path();
-    out.tensors.reserve(entries.size());
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        const TensorEntry& e = entries[i];
-        std::optional<TensorStats>& s = stats[e.tensor];
-        if (!s)
-            s.emplace(); // an alias whose tensor came first under no entry: as the map's default
-        out.tensors.push_back({e.key, e.tensor, e.alias, i == lastEntry[e.tensor] ? std::move(*s) : *s});
-    }
+    handOver(true);
     return out;
 }
 
@@ -231,6 +251,11 @@ FileStats computeFileStats(const CheckpointFile& file, const StatsOptions& optio
     return fileStats(file, options, {}, nullptr);
 }
 
+void streamFileStats(const CheckpointFile& file, const StatsOptions& options, const EntryStatsSink& entries)
+{
+    fileStats(file, options, {}, nullptr, entries);
+}
+
 // A DCP tensor's row before its chunks are added: name, dtype, global shape, problem.
 ShardedTensorStats dcpTensorShell(const DcpEntry& e)
 {
@@ -323,11 +348,12 @@ ShardedTensorStats computeDcpTensorStats(const DcpCheckpoint& dcp, const DcpEntr
 
 CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptions& options)
 {
-    return computeCheckpointStats(path, options, FileStatsSink());
+    return computeCheckpointStats(path, options, StatsStream());
 }
 
-CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptions& options, const FileStatsSink& sink)
+CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptions& options, const StatsStream& stream)
 {
+    const bool streamed = stream.beginFile || stream.entry || stream.endFile;
     CheckpointStats out;
     out.path = path;
     const CheckpointLayout layout = detectLayout(path);
@@ -362,18 +388,25 @@ CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptio
             f.statsIndex = static_cast<std::size_t>(&f - files.data()); // the key of its kept partials
             StatsOptions part = partOf(options, before, total, tensorsBefore);
             part.mergeableHistograms = keepAll; // partitions merge from their sketches, without a second read
+            if (stream.beginFile)
+                stream.beginFile(*f.file, FileStats{f.file->path(), f.info.role, f.info.rank, {}});
+            // a stream with no entry sink still gets the figures from neither place: they are dropped
+            const EntryStatsSink entries = streamed ? (stream.entry ? stream.entry : EntryStatsSink([](std::size_t, TensorStatsEntry&&) {}))
+                                                    : EntryStatsSink();
             FileStats fs = fileStats(*f.file, part, keepAll ? KeepFn([](const TensorEntry&) { return true; }) : KeepFn(),
-                                     &keptHere);
+                                     &keptHere, entries);
             for (auto& [t, acc] : keptHere)
                 kept.emplace(std::make_pair(f.statsIndex, t), std::move(acc));
             fs.role = f.info.role;
             fs.rank = f.info.rank;
             before += f.file->fileSize();
-            tensorsBefore += fs.tensors.size();
-            if (sink)
-                sink(*f.file, std::move(fs));
-            else
+            tensorsBefore += f.file->tensorEntries().size();
+            if (streamed) {
+                if (stream.endFile)
+                    stream.endFile(*f.file);
+            } else {
                 out.files.push_back(std::move(fs));
+            }
         }
         if (partitions)
             addPartitions(out, files, kept, options.exactHistograms);

@@ -289,15 +289,27 @@ private slots:
             const CheckpointStats kept = computeCheckpointStats(at(dir));
             std::vector<FileStats> sunk;
             std::vector<std::string> paths;
-            const CheckpointStats streamed = computeCheckpointStats(at(dir), {}, [&](const CheckpointFile& file, FileStats&& fs) {
+            bool inOrder = true, closed = true;
+            StatsStream stream;
+            stream.beginFile = [&](const CheckpointFile& file, const FileStats& header) {
+                closed = closed && header.tensors.empty();
                 paths.push_back(file.path());
-                sunk.push_back(std::move(fs));
-            });
+                sunk.push_back(header);
+            };
+            stream.entry = [&](std::size_t index, TensorStatsEntry&& entry) {
+                inOrder = inOrder && index == sunk.back().tensors.size();
+                sunk.back().tensors.push_back(std::move(entry));
+            };
+            stream.endFile = [&](const CheckpointFile& file) { closed = closed && file.path() == paths.back(); };
+            const CheckpointStats streamed = computeCheckpointStats(at(dir), {}, stream);
             QVERIFY(streamed.files.empty());
+            QVERIFY(inOrder); // every entry, in tensorEntries() order
+            QVERIFY(closed);
             QCOMPARE(sunk.size(), kept.files.size());
             for (std::size_t f = 0; f < sunk.size(); ++f) {
                 QCOMPARE(paths[f], kept.files[f].path);
                 QCOMPARE(sunk[f].role, kept.files[f].role);
+                QCOMPARE(sunk[f].rank, kept.files[f].rank);
                 QCOMPARE(sunk[f].tensors.size(), kept.files[f].tensors.size());
                 for (std::size_t t = 0; t < sunk[f].tensors.size(); ++t) {
                     const TensorStats& a = sunk[f].tensors[t].stats;
@@ -316,6 +328,33 @@ private slots:
             QCOMPARE(streamed.replicas.size(), kept.replicas.size());
         }
         QVERIFY(!computeCheckpointStats(at("zero/global_step5")).sharded.empty()); // the partitions were compared
+    }
+
+    void streamedEntriesInOrder()
+    {
+        // Five threads finish the big tensors' chunks out of order; the stream still hands the
+        // entries over in tensorEntries() order, with the figures computeFileStats keeps.
+        const auto file = CheckpointFile::open(at("stats_dtypes.pt"));
+        StatsOptions options;
+        options.threads = 5;
+        const FileStats kept = computeFileStats(*file, options);
+        std::vector<TensorStatsEntry> streamed;
+        bool inOrder = true;
+        streamFileStats(*file, options, [&](std::size_t index, TensorStatsEntry&& entry) {
+            inOrder = inOrder && index == streamed.size();
+            streamed.push_back(std::move(entry));
+        });
+        QVERIFY(inOrder);
+        QCOMPARE(streamed.size(), kept.tensors.size());
+        QVERIFY(streamed.size() > 20);
+        for (std::size_t i = 0; i < streamed.size(); ++i) {
+            QCOMPARE(streamed[i].key, kept.tensors[i].key);
+            QCOMPARE(streamed[i].alias, kept.tensors[i].alias);
+            QCOMPARE(streamed[i].stats.numel, kept.tensors[i].stats.numel);
+            QCOMPARE(streamed[i].stats.problem, kept.tensors[i].stats.problem);
+            QCOMPARE(streamed[i].stats.hist.counts, kept.tensors[i].stats.hist.counts);
+            QCOMPARE(streamed[i].stats.logHist.counts, kept.tensors[i].stats.logHist.counts);
+        }
     }
 
     void ddpReplicasIdenticalOrByHowMuch()

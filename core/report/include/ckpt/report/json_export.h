@@ -32,6 +32,13 @@ struct TensorsReportExtras {
     std::function<void(std::size_t index, nlohmann::json& entry)> entry;
 };
 void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const TensorsReportExtras& extras);
+/// The same in three parts, for entries that arrive one at a time (streamed statistics): the keys
+/// before the tensors, the index-th entry (in tensorEntries() order, every one of them, in order),
+/// and the closing keys.
+void writeTensorsReportBegin(std::ostream& out, const CheckpointFile& file, const TensorsReportExtras& extras);
+void writeTensorsReportEntry(std::ostream& out, const CheckpointFile& file, std::size_t index,
+                             const std::function<void(std::size_t index, nlohmann::json& entry)>& extra);
+void writeTensorsReportEnd(std::ostream& out, const CheckpointFile& file);
 
 /// `ckpt tree FILE --json`: {"file", "format", "properties", "root": node, "warnings"}. A container
 /// reached a second time becomes {"type": "ref", "path": [...]} so shared structure stays small.

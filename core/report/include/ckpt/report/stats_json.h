@@ -18,9 +18,10 @@ namespace ckpt {
 nlohmann::json tensorStatsToJson(const TensorStats& stats);
 
 /// `ckpt tensors FILE --stats --json`: the listing (writeTensorsReportJson) with "stats" in every
-/// tensor, written one tensor at a time, with the `extras` of a folder's file (rank, role).
-void writeTensorsReportWithStatsJson(std::ostream& out, const CheckpointFile& file, const FileStats& stats,
-                                     TensorsReportExtras extras = {});
+/// tensor. Its index-th entry, for statistics streamed entry by entry (streamFileStats,
+/// StatsStream), between writeTensorsReportBegin and writeTensorsReportEnd.
+void writeTensorsReportEntryWithStatsJson(std::ostream& out, const CheckpointFile& file, std::size_t index,
+                                          const TensorStats& stats);
 
 /// {"key", "kind", "dtype", "shape", "shards": [{"rank", "file", "offsets", "sizes", "stats"}], "merged"}
 nlohmann::json shardedStatsToJson(const ShardedTensorStats& sharded);

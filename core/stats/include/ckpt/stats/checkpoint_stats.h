@@ -81,12 +81,25 @@ FileStats computeFileStats(const CheckpointFile& file, const StatsOptions& optio
 /// warnings; cancellation returns what was done with cancelled = true.
 CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptions& options = {});
 
-/// Receives each file's statistics as soon as they are computed, with the open file they describe.
-using FileStatsSink = std::function<void(const CheckpointFile& file, FileStats&& stats)>;
-/// The same, handing every file's statistics to `sink` instead of keeping them in
-/// CheckpointStats::files (left empty): a caller writing them out holds one file's figures at
-/// a time, not a frontier model's ~90k histograms at once.
-CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptions& options, const FileStatsSink& sink);
+/// Receives a file's tensor entries in CheckpointFile::tensorEntries() order, `index` being the
+/// position, each as soon as its statistics and every earlier entry's are known. Called from the
+/// scanning threads, one call at a time.
+using EntryStatsSink = std::function<void(std::size_t index, TensorStatsEntry&& entry)>;
+
+/// The figures of one open file, streamed (FileStats::tensors is never filled).
+void streamFileStats(const CheckpointFile& file, const StatsOptions& options, const EntryStatsSink& entries);
+
+/// Where a streamed checkpoint's statistics go, file by file.
+struct StatsStream {
+    /// A file's statistics begin: `header` holds its path, role and rank, no tensors.
+    std::function<void(const CheckpointFile& file, const FileStats& header)> beginFile;
+    EntryStatsSink entry;
+    std::function<void(const CheckpointFile& file)> endFile;
+};
+/// The same, handing every file's statistics to `stream` instead of keeping them in
+/// CheckpointStats::files (left empty): a caller writing them out holds the figures of the
+/// tensors that wait for an earlier one, not a frontier model's ~90k histograms at once (117 MiB).
+CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptions& options, const StatsStream& stream);
 
 /// Statistics of a DCP logical tensor, per chunk and merged. Throws CancelledError.
 ShardedTensorStats computeDcpTensorStats(const DcpCheckpoint& dcp, const DcpEntry& entry, const StatsOptions& options = {});
