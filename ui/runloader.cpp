@@ -183,9 +183,9 @@ void RunLoader::startScan(const RunDataPtr& run)
         bool stateDelivered = false;
         if (stateFromCheck) {
             options.keepFiles = true;
-            options.stateRead = [&](const ckpt::TrainingState& state) {
+            options.stateRead = [&](const std::shared_ptr<const ckpt::TrainingState>& state) {
                 if (!stateDelivered)
-                    deliverState(0, std::make_shared<const ckpt::TrainingState>(state), {});
+                    deliverState(0, state, {});
                 stateDelivered = true;
             };
         }

@@ -10,6 +10,7 @@
 #include "ckpt/state/run_discovery.h"
 
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace {
@@ -118,15 +119,20 @@ int runShow(const CliArgs& args)
     // The state and the checkpoint's own findings from one read (no hashing, no tensor bytes:
     // `ckpt check` does the full audit); --json needs the state only.
     const bool json = args.has("--json");
-    CheckpointFacts facts;
+    auto read = [&] {
+        if (!json)
+            return gatherFacts(args.positional[0], {false, false});
+        CheckpointFacts stateOnly;
+        stateOnly.state = readTrainingState(args.positional[0]);
+        return stateOnly;
+    };
+    std::optional<CheckpointFacts> gathered;
     try {
-        if (json)
-            facts.state = readTrainingState(args.positional[0]);
-        else
-            facts = gatherFacts(args.positional[0], {false, false});
+        gathered.emplace(read());
     } catch (const std::exception& e) {
         return failWith(e.what());
     }
+    const CheckpointFacts& facts = *gathered;
     const TrainingState& state = facts.state;
     if (!state.model && !state.optimizer && !state.scheduler && !state.rng && state.progress.empty() && !state.warnings.empty())
         return failWith(state.warnings.front());

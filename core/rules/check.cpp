@@ -40,7 +40,7 @@ CheckpointFacts load(const std::string& path, const FactOptions& options, const 
     withoutAudit.audit = false;
     CheckpointFacts c = gatherFacts(path, withoutAudit);
     if (check.stateRead)
-        check.stateRead(c.state);
+        check.stateRead(c.sharedState);
     if (options.audit)
         auditFacts(c, path);
     // A recognised layout whose files cannot be read (a model export whose one shard is refused) is
@@ -128,7 +128,7 @@ CheckReport checkRun(const std::string& path, const RunHistory& history, const C
             return report;
         facts.push_back(gatherFacts(rc.path, {false, options.content, options.keepFiles}));
         if (options.stateRead)
-            options.stateRead(facts.back().state);
+            options.stateRead(facts.back().sharedState);
         report.checkpoints.push_back(rc.path);
         report.states.push_back(summarizeState(facts.back().state));
     }

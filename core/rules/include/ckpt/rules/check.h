@@ -27,8 +27,9 @@ struct CheckOptions {
     /// cancel: the report then holds what was checked so far and cancelled = true.
     std::function<bool(const CheckProgress&)> progress;
     /// Called (on the calling thread) with each checkpoint's state as soon as it is read, before
-    /// its rules run: a caller that shows the states (the GUI) need not read them a second time.
-    std::function<void(const TrainingState&)> stateRead;
+    /// its rules run: a caller that shows the states (the GUI) need not read them a second time,
+    /// and keeps them without a copy (the rules only read them).
+    std::function<void(const std::shared_ptr<const TrainingState>&)> stateRead;
     /// The states given to stateRead keep their parsed files (TrainingState::files), for the
     /// caller to list tensors from without parsing again.
     bool keepFiles = false;

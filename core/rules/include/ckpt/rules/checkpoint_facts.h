@@ -27,7 +27,16 @@ struct FileFacts {
 };
 
 struct CheckpointFacts {
-    TrainingState state;
+    CheckpointFacts() = default;
+    CheckpointFacts(CheckpointFacts&&) = default;
+    CheckpointFacts(const CheckpointFacts&) = delete; // it would share the state, not copy it
+
+    /// The state, on the heap so that a caller shown it before the rules run (checkPaths'
+    /// stateRead, the desktop app) keeps it without a copy: a frontier model's 90k parameters
+    /// took ~0.15 s to copy, on the GUI's way to its Tensors tab. Nothing writes to it once it
+    /// was handed over.
+    std::shared_ptr<TrainingState> sharedState = std::make_shared<TrainingState>();
+    TrainingState& state = *sharedState;
     std::vector<Finding> audit;             // manifest-audit findings about this checkpoint
     bool audited = false;                   // the audit ran (a directory it understands)
     std::vector<FileFacts> files;
