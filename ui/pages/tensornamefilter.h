@@ -15,6 +15,8 @@ public:
 
     /// Rows whose name contains `text`, ignoring case (all rows for an empty text).
     void setNameFilter(const QString& text);
+    /// Whether a text is set: without one every row is shown.
+    bool filtering() const { return !m_text.isEmpty(); }
 
 protected:
     bool filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const override;
