@@ -35,6 +35,13 @@ struct CollectedTensors {
     std::vector<TensorRow> modelRows;
 };
 
+/// Rows [first, first + views.size())'s statistics, handed over together (QPromise in Qt 6.4 adds
+/// one result at a time): one result per row of a frontier model's 90k flooded the UI thread.
+struct StatsBatch {
+    int first = 0;
+    std::vector<TensorStatsView> views;
+};
+
 class CheckpointTensorsPage final : public QWidget {
     Q_OBJECT
 public:
@@ -97,7 +104,7 @@ private:
     ShardMapPlot* m_shardMap;
     QCheckBox* m_logHist;
     QFutureWatcher<CollectedTensors> m_collect;
-    QFutureWatcher<TensorStatsView> m_stats; // result i: row i's statistics
+    QFutureWatcher<StatsBatch> m_stats; // result i: the i-th batch of rows' statistics
     std::shared_ptr<const ckpt::TrainingState> m_state;
     std::shared_ptr<const CheckpointTensors> m_tensors; // keeps the files open for the statistics
     // Set while a job of this page's current checkpoint runs: a watcher given an empty future

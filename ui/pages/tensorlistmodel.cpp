@@ -41,6 +41,17 @@ void TensorListModel::setStats(int row, TensorStatsView stats)
     emit dataChanged(index(row, Min), index(row, ColumnCount - 1));
 }
 
+void TensorListModel::setStats(int first, std::vector<TensorStatsView> stats)
+{
+    const int last = std::min(rowCount(), first + static_cast<int>(stats.size())) - 1;
+    if (first < 0 || last < first)
+        return;
+    for (int row = first; row <= last; ++row)
+        m_rows[static_cast<std::size_t>(row)].stats
+            = std::make_shared<const TensorStatsView>(std::move(stats[static_cast<std::size_t>(row - first)]));
+    emit dataChanged(index(first, Min), index(last, ColumnCount - 1));
+}
+
 const TensorRow* TensorListModel::tensorAt(int row) const
 {
     return row >= 0 && row < rowCount() ? &m_rows[static_cast<std::size_t>(row)] : nullptr;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Every tensor of one checkpoint, one row each, with statistics columns that stay empty until
-// the background job delivers them (setStats), row by row.
+// the background job delivers them (setStats), in batches of rows.
 #pragma once
 
 #include "ui/pages/tensorrows.h"
@@ -21,6 +21,9 @@ public:
     void setTensors(std::vector<TensorRow> rows);
     /// Statistics of row `row` arrived: its stats columns change.
     void setStats(int row, TensorStatsView stats);
+    /// Rows [first, first + stats.size()) at once, with one dataChanged: a frontier model's 90k
+    /// rows, one signal each, flooded the UI thread with thousands of events per frame.
+    void setStats(int first, std::vector<TensorStatsView> stats);
 
     const std::vector<TensorRow>& tensors() const { return m_rows; }
     const TensorRow* tensorAt(int row) const;
