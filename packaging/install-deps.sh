@@ -3,7 +3,7 @@
 # Idempotent: packages already present are skipped, so re-running is cheap.
 set -eu
 
-BUILD="cmake ninja-build g++ pkg-config qt6-base-dev libqcustomplot-dev nlohmann-json3-dev libsimdjson-dev libssl-dev libtorch-dev libarchive-dev libyaml-dev zlib1g-dev"
+BUILD="cmake ninja-build g++ pkg-config qt6-base-dev libqcustomplot-dev nlohmann-json3-dev libsimdjson-dev libjemalloc-dev libssl-dev libtorch-dev libarchive-dev libyaml-dev zlib1g-dev"
 TEST="python3-torch python3-numpy python3-yaml xvfb xauth imagemagick xxhash libgl1-mesa-dri"
 # Packaging tests: cpack -G DEB with dpkg-shlibdeps, and validating the desktop integration files.
 TEST="$TEST appstream desktop-file-utils dpkg-dev file shared-mime-info"

@@ -6,7 +6,8 @@
 #
 # Needs: that Python with a CUDA build of torch, the CUDA toolkit its TorchConfig.cmake looks for
 # (nvcc of the same major version), cmake >= 3.25, ninja, g++, and the Debian packages of
-# packaging/install-deps.sh that core needs (nlohmann-json3-dev libssl-dev libarchive-dev zlib1g-dev).
+# packaging/install-deps.sh that core and ckpt need (nlohmann-json3-dev libsimdjson-dev libjemalloc-dev
+# libssl-dev libarchive-dev libyaml-dev zlib1g-dev).
 # Qt is not needed: the build is headless (CKPT_BUILD_GUI=OFF). Exit 0 when every row shows what it
 # should (see EXPECTED below), 1 otherwise, 2 when no CUDA device or no torch is found.
 set -euo pipefail
