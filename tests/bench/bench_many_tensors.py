@@ -52,6 +52,8 @@ def write_file(python: str, path: Path, n: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     out = print
+    if args.workdir is not None:
+        args.workdir.mkdir(parents=True, exist_ok=True)  # tempfile does not make it
     with tempfile.TemporaryDirectory(prefix="ckpt-many-", dir=args.workdir) as tmp:
         sizes = [args.tensors, 4 * args.tensors]
         files = [Path(tmp) / f"many-{n}.pt" for n in sizes]
