@@ -286,6 +286,27 @@ private slots:
         QCOMPARE(run.code, 0);
         std::filesystem::remove(path);
     }
+
+    void hugeBlockIndex()
+    {
+        // A model folder whose weights name a block 10^20 (too big for int64) beside a config.json:
+        // the block count against num_hidden_layers skips that name. std::stoll threw
+        // std::out_of_range there, and ckpt check said only "ckpt: stoll".
+        const std::filesystem::path dir = std::filesystem::path(CKPT_TESTDATA_DIR) / "huge_block_index";
+        std::filesystem::create_directories(dir);
+        const std::string header = R"({"model.layers.0.w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                   R"("model.layers.100000000000000000000.w":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})";
+        std::string file(8, '\0');
+        for (int i = 0; i < 8; ++i)
+            file[static_cast<std::size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xFF);
+        std::ofstream(dir / "model.safetensors", std::ios::binary) << file << header << std::string(16, '\0');
+        std::ofstream(dir / "config.json") << R"({"architectures":["LlamaForCausalLM"],"num_hidden_layers":1})";
+        const CkptRun run = runCkpt({QStringLiteral("check"), QString::fromStdString(dir.string()), QStringLiteral("--json")});
+        QVERIFY2(run.code == 0 || run.code == 1, run.err.constData()); // findings, not a failure
+        const auto report = nlohmann::json::parse(run.out.toStdString());
+        QVERIFY(report.contains("findings"));
+        std::filesystem::remove_all(dir);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestHostileInputs)
