@@ -244,6 +244,12 @@ void writeTensorsReportBegin(std::ostream& out, const CheckpointFile& file, cons
 void writeTensorsReportEntry(std::ostream& out, const CheckpointFile& file, std::size_t index,
                              const std::function<void(std::size_t, json&)>& extra)
 {
+    if (!extra) { // nothing to add: the text straight away, not an object to dump
+        std::string text = index ? "," : "";
+        appendTensorEntryJson(text, file, file.tensorEntries()[index]);
+        out << text;
+        return;
+    }
     json entry = tensorEntryToJson(file, file.tensorEntries()[index]);
     if (extra)
         extra(index, entry);

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// `ckpt tensors --json` writes each tensor straight into text (appendTensorEntryJson); its bytes
+// must be those the nlohmann object of the same entry dumps to (tensorEntryToJson), for every
+// tensor of the test checkpoints (quantized, sparse, subclassed, hostile names), the sample runs,
+// the layout, model-folder and NeMo runs, the statistics fixtures (every dtype) and the shared corpus.
+#include "test_support.h"
+
+#include "ckpt/formats/checkpoint_file.h"
+#include "ckpt/report/json_export.h"
+
+#include <QTest>
+
+#include <filesystem>
+
+using namespace ckpt;
+using namespace testsupport;
+
+class TestJsonExport : public QObject {
+    Q_OBJECT
+
+    /// Every regular file under `root`; the count of tensor entries compared goes to `compared`.
+    void compareUnder(const std::string& root, std::size_t& compared, std::size_t& files)
+    {
+        namespace fs = std::filesystem;
+        for (const auto& item : fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied)) {
+            if (!item.is_regular_file() || item.file_size() > (std::uintmax_t(512) << 20))
+                continue;
+            std::unique_ptr<CheckpointFile> file;
+            try {
+                file = CheckpointFile::open(item.path().string());
+            } catch (const std::exception&) {
+                continue; // not a checkpoint file: the readers' tests cover the refusal
+            }
+            ++files;
+            for (const TensorEntry& entry : file->tensorEntries()) {
+                std::string direct;
+                appendTensorEntryJson(direct, *file, entry);
+                const std::string dumped = dumpJson(tensorEntryToJson(*file, entry));
+                if (direct != dumped)
+                    QFAIL(qPrintable(QString::fromStdString(item.path().string() + ":\n  direct " + direct + "\n  dumped " + dumped)));
+                ++compared;
+            }
+        }
+    }
+
+private slots:
+    void sameBytesAsTheObject()
+    {
+        std::size_t compared = 0, files = 0;
+        const std::string data = CKPT_TESTDATA_DIR;
+        for (const std::string& root : {checkpointsDir(), hostileDir(), std::string(CKPT_SOURCE_DIR) + "/sample_runs",
+                                        data + "/layout_runs", data + "/model_folders", data + "/nemo_runs", data + "/stats"})
+            compareUnder(root, compared, files);
+        const std::size_t ours = compared;
+        QVERIFY2(ours > 1000, qPrintable(QStringLiteral("only %1 entries in the test data").arg(ours)));
+        const std::string corpus = corpusDir();
+        if (corpus.empty() || !std::filesystem::exists(corpus))
+            qWarning("sameBytesAsTheObject: no corpus (set CKPT_CORPUS_DIR): only the test data was compared");
+        else
+            compareUnder(corpus, compared, files);
+        qInfo("%zu tensor entries in %zu files written alike (%zu from the corpus)", compared, files, compared - ours);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestJsonExport)
+#include "tst_json_export.moc"
