@@ -60,7 +60,9 @@ json tensorStatsToJson(const TensorStats& s)
 void writeTensorsReportEntryWithStatsJson(std::ostream& out, const CheckpointFile& file, std::size_t index,
                                           const TensorStats& stats)
 {
-    writeTensorsReportEntry(out, file, index, [&](std::size_t, json& entry) { entry["stats"] = tensorStatsToJson(stats); });
+    std::string text = index ? "," : "";
+    appendTensorEntryJson(text, file, file.tensorEntries()[index], &stats);
+    out << text;
 }
 
 json shardedStatsToJson(const ShardedTensorStats& s)

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 // One tensor of `ckpt tensors --json`, written straight into text: the bytes tensorEntryToJson's
 // object dumps to (keys in the order nlohmann's sorted object keeps them, its number and string
-// forms), without building that object. On a 90k-tensor frontier model building and dumping one
-// object per tensor was a third of the listing (perf, issue 16). tst_json_export compares the two
-// writers on every tensor of the corpus and the sample runs.
+// forms), without building that object; with statistics, the "stats" object of tensorStatsToJson
+// too. On a 90k-tensor frontier model building and dumping one object per tensor was a third of
+// the listing and half of the statistics' CPU time, spent under the lock the scanning threads
+// share (perf, issue 16). tst_json_export compares the writers on every tensor of the corpus and
+// the sample runs.
 #include "ckpt/report/json_export.h"
+#include "ckpt/stats/tensor_stats.h"
 
 #include <charconv>
 
@@ -76,6 +79,62 @@ public:
         m_out += ']';
     }
     void raw(const nlohmann::json& value) { m_out += dumpJson(value); }
+    /// A double as jsonNumber gives it: nlohmann's shortest form, or "nan", "inf", "-inf".
+    void number(double v) { raw(jsonNumber(v)); }
+    void counts(const std::vector<uint64_t>& values)
+    {
+        m_out += '[';
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            if (i)
+                m_out += ',';
+            integer(values[i]);
+        }
+        m_out += ']';
+    }
+    /// {"counts", "hi", "lo"}, or null when nothing was binned (histogramToJson).
+    void histogram(const Histogram& h)
+    {
+        if (h.counts.empty()) {
+            m_out += "null";
+            return;
+        }
+        EntryText j(m_out);
+        j.key("counts").counts(h.counts);
+        j.key("hi").number(h.hi);
+        j.key("lo").number(h.lo);
+        j.close();
+    }
+    /// tensorStatsToJson's object (stats_json.cpp), keys in its sorted order.
+    void stats(const TensorStats& s)
+    {
+        EntryText j(m_out);
+        if (!s.ok()) {
+            j.key("numel").integer(s.numel);
+            j.key("problem").string(s.problem);
+            j.close();
+            return;
+        }
+        j.key("absmax").number(s.absmax);
+        j.key("exact_hist").boolean(s.exactHistograms);
+        j.key("exact_log_hist").boolean(s.exactLogHistogram);
+        j.key("hist").histogram(s.hist);
+        j.key("hist_uncertain").integer(s.histUncertain);
+        j.key("l2").number(s.l2);
+        j.key("log10_abs_hist").histogram(s.logHist);
+        j.key("log_hist_uncertain").integer(s.logHistUncertain);
+        j.key("max").number(s.max);
+        j.key("mean").number(s.mean);
+        j.key("min").number(s.min);
+        j.key("nan").integer(s.nan);
+        j.key("neginf").integer(s.neginf);
+        j.key("numel").integer(s.numel);
+        if (s.complexMagnitude)
+            j.key("of").string("magnitude");
+        j.key("posinf").integer(s.posinf);
+        j.key("std").number(s.std);
+        j.key("zeros").integer(s.zeros);
+        j.close();
+    }
     void close() { m_out += m_first ? "{}" : "}"; }
 
 private:
@@ -85,7 +144,7 @@ private:
 
 } // namespace
 
-void appendTensorEntryJson(std::string& out, const CheckpointFile& file, const TensorEntry& entry)
+void appendTensorEntryJson(std::string& out, const CheckpointFile& file, const TensorEntry& entry, const TensorStats* stats)
 {
     // The fields of tensorFields (json_export.cpp), in sorted order.
     const TensorInfo& t = file.tensors()[entry.tensor];
@@ -112,6 +171,8 @@ void appendTensorEntryJson(std::string& out, const CheckpointFile& file, const T
     if (perTensor)
         j.key("scale").raw(jsonNumber(t.quantizer.scale));
     j.key("shape").integers(t.shape);
+    if (stats)
+        j.key("stats").stats(*stats);
     if (t.storage >= 0)
         j.key("storage").string(file.storages()[static_cast<std::size_t>(t.storage)].key);
     j.key("storage_offset").integer(t.storageOffset);

@@ -7,6 +7,8 @@
 
 #include "ckpt/formats/checkpoint_file.h"
 #include "ckpt/report/json_export.h"
+#include "ckpt/report/stats_json.h"
+#include "ckpt/stats/checkpoint_stats.h"
 
 #include <QTest>
 
@@ -43,6 +45,34 @@ class TestJsonExport : public QObject {
         }
     }
 
+    /// With statistics: every file under `root`, its figures computed, each entry written both ways.
+    void compareStatsUnder(const std::string& root, std::size_t& compared)
+    {
+        namespace fs = std::filesystem;
+        for (const auto& item : fs::recursive_directory_iterator(root)) {
+            if (!item.is_regular_file() || item.file_size() > (std::uintmax_t(64) << 20))
+                continue;
+            std::unique_ptr<CheckpointFile> file;
+            try {
+                file = CheckpointFile::open(item.path().string());
+            } catch (const std::exception&) {
+                continue;
+            }
+            const FileStats stats = computeFileStats(*file);
+            for (std::size_t i = 0; i < stats.tensors.size(); ++i) {
+                const TensorEntry& entry = file->tensorEntries()[i];
+                std::string direct;
+                appendTensorEntryJson(direct, *file, entry, &stats.tensors[i].stats);
+                nlohmann::json object = tensorEntryToJson(*file, entry);
+                object["stats"] = tensorStatsToJson(stats.tensors[i].stats);
+                const std::string dumped = dumpJson(object);
+                if (direct != dumped)
+                    QFAIL(qPrintable(QString::fromStdString(item.path().string() + ":\n  direct " + direct + "\n  dumped " + dumped)));
+                ++compared;
+            }
+        }
+    }
+
 private slots:
     void sameBytesAsTheObject()
     {
@@ -59,6 +89,18 @@ private slots:
         else
             compareUnder(corpus, compared, files);
         qInfo("%zu tensor entries in %zu files written alike (%zu from the corpus)", compared, files, compared - ours);
+    }
+
+    void withStatsSameBytesAsTheObject()
+    {
+        // every dtype (NaN, infinities, complex magnitudes, unsupported types' problems), the test
+        // checkpoints and a sample run
+        std::size_t compared = 0;
+        const std::string data = CKPT_TESTDATA_DIR;
+        for (const std::string& root : {data + "/stats", checkpointsDir(), std::string(CKPT_SOURCE_DIR) + "/sample_runs/tiny-mlp"})
+            compareStatsUnder(root, compared);
+        QVERIFY2(compared > 200, qPrintable(QStringLiteral("only %1 entries").arg(compared)));
+        qInfo("%zu entries with statistics written alike", compared);
     }
 };
 

@@ -13,13 +13,17 @@
 
 namespace ckpt {
 
+struct TensorStats;
+
 nlohmann::json keyPathToJson(const KeyPath& path);
 
 /// {"key", "dtype", "shape", "stride", "storage_offset", "nbytes", "layout", "device", ...}
 nlohmann::json tensorEntryToJson(const CheckpointFile& file, const TensorEntry& entry);
 /// The same entry appended to `out` as the text dumpJson(tensorEntryToJson(...)) gives, byte for
-/// byte, without building the object (tensor_entry_json.cpp).
-void appendTensorEntryJson(std::string& out, const CheckpointFile& file, const TensorEntry& entry);
+/// byte, without building the object (tensor_entry_json.cpp); with `stats`, the entry of
+/// `ckpt tensors --stats --json`, its "stats" as tensorStatsToJson gives it.
+void appendTensorEntryJson(std::string& out, const CheckpointFile& file, const TensorEntry& entry,
+                           const TensorStats* stats = nullptr);
 
 /// `ckpt tensors FILE --json`: {"file", "format", "tensors": [...], "warnings": [...]}, keys sorted
 /// and dumped compactly (dumpJson), written to `out` one tensor at a time: never the whole report
