@@ -55,7 +55,9 @@ public:
         m_out.append(buffer, end);
     }
     void boolean(bool v) { m_out += v ? "true" : "false"; }
-    void integers(const std::vector<int64_t>& values)
+    /// [1,2,3]: a shape, a stride, histogram counts.
+    template<typename Int>
+    void integers(const std::vector<Int>& values)
     {
         m_out += '[';
         for (std::size_t i = 0; i < values.size(); ++i) {
@@ -81,16 +83,6 @@ public:
     void raw(const nlohmann::json& value) { m_out += dumpJson(value); }
     /// A double as jsonNumber gives it: nlohmann's shortest form, or "nan", "inf", "-inf".
     void number(double v) { raw(jsonNumber(v)); }
-    void counts(const std::vector<uint64_t>& values)
-    {
-        m_out += '[';
-        for (std::size_t i = 0; i < values.size(); ++i) {
-            if (i)
-                m_out += ',';
-            integer(values[i]);
-        }
-        m_out += ']';
-    }
     /// {"counts", "hi", "lo"}, or null when nothing was binned (histogramToJson).
     void histogram(const Histogram& h)
     {
@@ -99,7 +91,7 @@ public:
             return;
         }
         EntryText j(m_out);
-        j.key("counts").counts(h.counts);
+        j.key("counts").integers(h.counts);
         j.key("hi").number(h.hi);
         j.key("lo").number(h.lo);
         j.close();

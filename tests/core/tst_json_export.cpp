@@ -17,6 +17,16 @@
 using namespace ckpt;
 using namespace testsupport;
 
+/// The file opened, or null when it is no checkpoint file (the readers' tests cover the refusal).
+std::unique_ptr<CheckpointFile> openOrNull(const std::string& path)
+{
+    try {
+        return CheckpointFile::open(path);
+    } catch (const std::exception&) {
+        return nullptr;
+    }
+}
+
 class TestJsonExport : public QObject {
     Q_OBJECT
 
@@ -27,12 +37,9 @@ class TestJsonExport : public QObject {
         for (const auto& item : fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied)) {
             if (!item.is_regular_file() || item.file_size() > (std::uintmax_t(512) << 20))
                 continue;
-            std::unique_ptr<CheckpointFile> file;
-            try {
-                file = CheckpointFile::open(item.path().string());
-            } catch (const std::exception&) {
-                continue; // not a checkpoint file: the readers' tests cover the refusal
-            }
+            const auto file = openOrNull(item.path().string());
+            if (!file)
+                continue;
             ++files;
             for (const TensorEntry& entry : file->tensorEntries()) {
                 std::string direct;
@@ -52,12 +59,9 @@ class TestJsonExport : public QObject {
         for (const auto& item : fs::recursive_directory_iterator(root)) {
             if (!item.is_regular_file() || item.file_size() > (std::uintmax_t(64) << 20))
                 continue;
-            std::unique_ptr<CheckpointFile> file;
-            try {
-                file = CheckpointFile::open(item.path().string());
-            } catch (const std::exception&) {
+            const auto file = openOrNull(item.path().string());
+            if (!file)
                 continue;
-            }
             const FileStats stats = computeFileStats(*file);
             for (std::size_t i = 0; i < stats.tensors.size(); ++i) {
                 const TensorEntry& entry = file->tensorEntries()[i];
