@@ -79,7 +79,7 @@ int directoryStatsJson(const CliArgs& args, const StatsOptions& options)
                                 {.rank = header.rank < 0 ? nlohmann::json(nullptr) : nlohmann::json(header.rank), .role = header.role});
     };
     stream.entry = [&](std::size_t index, TensorStatsEntry&& entry) {
-        writeTensorsReportEntryWithStatsJson(std::cout, *current, index, entry.stats);
+        writeTensorsReportEntry(std::cout, *current, index, &entry.stats);
     };
     stream.endFile = [&](const CheckpointFile& file) { writeTensorsReportEnd(std::cout, file); };
     const CheckpointStats cs = computeCheckpointStats(args.positional[0], options, stream);
@@ -152,7 +152,7 @@ int runTensorStats(const CliArgs& args)
         // streamed entry by entry, as a folder's files are
         writeTensorsReportBegin(std::cout, *file, {});
         streamFileStats(*file, options, [&](std::size_t index, TensorStatsEntry&& entry) {
-            writeTensorsReportEntryWithStatsJson(std::cout, *file, index, entry.stats);
+            writeTensorsReportEntry(std::cout, *file, index, &entry.stats);
         });
         writeTensorsReportEnd(std::cout, *file);
         progress.clear();

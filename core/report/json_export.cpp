@@ -219,14 +219,9 @@ json tensorEntryToJson(const CheckpointFile& file, const TensorEntry& entry)
 
 void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const std::optional<std::string>& role)
 {
-    writeTensorsReportJson(out, file, TensorsReportExtras{.role = role});
-}
-
-void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const TensorsReportExtras& extras)
-{
-    writeTensorsReportBegin(out, file, extras);
+    writeTensorsReportBegin(out, file, {.role = role});
     for (std::size_t i = 0; i < file.tensorEntries().size(); ++i)
-        writeTensorsReportEntry(out, file, i, extras.entry);
+        writeTensorsReportEntry(out, file, i);
     writeTensorsReportEnd(out, file);
 }
 
@@ -241,19 +236,11 @@ void writeTensorsReportBegin(std::ostream& out, const CheckpointFile& file, cons
     out << ",\"tensors\":[";
 }
 
-void writeTensorsReportEntry(std::ostream& out, const CheckpointFile& file, std::size_t index,
-                             const std::function<void(std::size_t, json&)>& extra)
+void writeTensorsReportEntry(std::ostream& out, const CheckpointFile& file, std::size_t index, const TensorStats* stats)
 {
-    if (!extra) { // nothing to add: the text straight away, not an object to dump
-        std::string text = index ? "," : "";
-        appendTensorEntryJson(text, file, file.tensorEntries()[index]);
-        out << text;
-        return;
-    }
-    json entry = tensorEntryToJson(file, file.tensorEntries()[index]);
-    if (extra)
-        extra(index, entry);
-    out << (index ? "," : "") << dumpJson(entry);
+    std::string text = index ? "," : "";
+    appendTensorEntryJson(text, file, file.tensorEntries()[index], stats);
+    out << text;
 }
 
 void writeTensorsReportEnd(std::ostream& out, const CheckpointFile& file)

@@ -57,14 +57,6 @@ json tensorStatsToJson(const TensorStats& s)
     return j;
 }
 
-void writeTensorsReportEntryWithStatsJson(std::ostream& out, const CheckpointFile& file, std::size_t index,
-                                          const TensorStats& stats)
-{
-    std::string text = index ? "," : "";
-    appendTensorEntryJson(text, file, file.tensorEntries()[index], &stats);
-    out << text;
-}
-
 json shardedStatsToJson(const ShardedTensorStats& s)
 {
     json shards = json::array();

@@ -7,7 +7,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <functional>
 #include <optional>
 #include <string>
 
@@ -31,20 +30,18 @@ void appendTensorEntryJson(std::string& out, const CheckpointFile& file, const T
 /// listing names each file's part.
 void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const std::optional<std::string>& role = std::nullopt);
 
-/// What a streamed listing adds to those keys, in their sorted places.
+/// What a folder's file adds to those keys, in their sorted places.
 struct TensorsReportExtras {
     std::optional<nlohmann::json> rank;  // {"rank": ...} (null allowed), before "role"
     std::optional<std::string> role;
-    /// Adds fields to the i-th tensor's object (in tensorEntries() order) before it is written.
-    std::function<void(std::size_t index, nlohmann::json& entry)> entry;
 };
-void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const TensorsReportExtras& extras);
 /// The same in three parts, for entries that arrive one at a time (streamed statistics): the keys
-/// before the tensors, the index-th entry (in tensorEntries() order, every one of them, in order),
+/// before the tensors, the index-th entry (in tensorEntries() order, every one of them, in order;
+/// with `stats`, the "stats" of `ckpt tensors --stats --json`, as tensorStatsToJson gives them),
 /// and the closing keys.
 void writeTensorsReportBegin(std::ostream& out, const CheckpointFile& file, const TensorsReportExtras& extras);
 void writeTensorsReportEntry(std::ostream& out, const CheckpointFile& file, std::size_t index,
-                             const std::function<void(std::size_t index, nlohmann::json& entry)>& extra);
+                             const TensorStats* stats = nullptr);
 void writeTensorsReportEnd(std::ostream& out, const CheckpointFile& file);
 
 /// `ckpt tree FILE --json`: {"file", "format", "properties", "root": node, "warnings"}. A container

@@ -17,11 +17,6 @@ namespace ckpt {
 ///  "hist": {"lo", "hi", "counts"}, "log10_abs_hist": {...}, "exact_hist"} or {"problem"}.
 nlohmann::json tensorStatsToJson(const TensorStats& stats);
 
-/// `ckpt tensors FILE --stats --json`: the listing (writeTensorsReportJson) with "stats" in every
-/// tensor. Its index-th entry, for statistics streamed entry by entry (streamFileStats,
-/// StatsStream), between writeTensorsReportBegin and writeTensorsReportEnd.
-void writeTensorsReportEntryWithStatsJson(std::ostream& out, const CheckpointFile& file, std::size_t index,
-                                          const TensorStats& stats);
 
 /// {"key", "kind", "dtype", "shape", "shards": [{"rank", "file", "offsets", "sizes", "stats"}], "merged"}
 nlohmann::json shardedStatsToJson(const ShardedTensorStats& sharded);
