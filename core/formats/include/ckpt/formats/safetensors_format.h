@@ -27,6 +27,7 @@ struct SafetensorsTensor {
     DType dtype = DType::Unknown; // DType::Unknown for codes DType lacks (F4, F6_E2M3, F6_E3M2)
     std::vector<int64_t> shape;   // [] is a scalar (one element)
     uint64_t begin = 0, end = 0;  // absolute byte offsets in the FILE (already + 8 + N), end exclusive
+    bool operator==(const SafetensorsTensor&) const = default;
 };
 
 struct SafetensorsHeader {
@@ -34,6 +35,7 @@ struct SafetensorsHeader {
     std::vector<SafetensorsTensor> tensors;                   // in header (file) order
     std::vector<std::pair<std::string, std::string>> metadata; // __metadata__, in header order
     std::vector<std::string> warnings;                        // valid but unusual (unaligned, leading space...)
+    bool operator==(const SafetensorsHeader&) const = default; // the two JSON readers' results compared
 };
 
 /// Bits per element of a safetensors dtype code ("F32" → 32, "F4" → 4, "F6_E2M3" → 6); 0 for an unknown
@@ -60,6 +62,7 @@ SafetensorsHeader parseSafetensors(std::span<const std::byte> file);
 struct SafetensorsIndex {
     std::vector<std::pair<std::string, std::string>> weightMap; // tensor -> shard file, in file order
     std::vector<std::pair<std::string, std::string>> metadata;  // scalar values stringified ("total_size" → "123")
+    bool operator==(const SafetensorsIndex&) const = default;
 };
 
 /// Parses a sharded checkpoint's `*.safetensors.index.json` ({"metadata": {...}, "weight_map": {...}}).
