@@ -203,14 +203,14 @@ private slots:
         stats.histLo = -1.5;
         stats.histHi = 2;
         stats.histCounts = {1, 2, 3};
-        model.setStats(1, stats);
+        model.setStats(1, {stats});
         QCOMPARE(changed.count(), 1);
         QCOMPARE(changed.first().at(0).toModelIndex(), model.index(1, TensorListModel::Min));
         QCOMPARE(cell(model, 1, TensorListModel::Min), QStringLiteral("-1.5"));
         QCOMPARE(cell(model, 1, TensorListModel::L2), QStringLiteral("3.25"));
         QCOMPARE(cell(model, 1, TensorListModel::NonFinite), QStringLiteral("2 nan, 0 +inf, 0 -inf"));
         QCOMPARE(cell(model, 0, TensorListModel::Min), QString());
-        model.setStats(model.rowCount(), stats); // out of range: ignored
+        model.setStats(model.rowCount(), {stats}); // out of range: ignored
         QCOMPARE(changed.count(), 1);
     }
 

@@ -33,14 +33,6 @@ void TensorListModel::setTensors(std::vector<TensorRow> rows)
     endResetModel();
 }
 
-void TensorListModel::setStats(int row, TensorStatsView stats)
-{
-    if (row < 0 || row >= rowCount())
-        return;
-    m_rows[static_cast<std::size_t>(row)].stats = std::make_shared<const TensorStatsView>(std::move(stats));
-    emit dataChanged(index(row, Min), index(row, ColumnCount - 1));
-}
-
 void TensorListModel::setStats(int first, std::vector<TensorStatsView> stats)
 {
     const int last = std::min(rowCount(), first + static_cast<int>(stats.size())) - 1;

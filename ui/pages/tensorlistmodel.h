@@ -20,7 +20,6 @@ public:
 
     void setTensors(std::vector<TensorRow> rows);
     /// Statistics of row `row` arrived: its stats columns change.
-    void setStats(int row, TensorStatsView stats);
     /// Rows [first, first + stats.size()) at once, with one dataChanged: a frontier model's 90k
     /// rows, one signal each, flooded the UI thread with thousands of events per frame.
     void setStats(int first, std::vector<TensorStatsView> stats);
