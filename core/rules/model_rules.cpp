@@ -47,10 +47,9 @@ std::optional<std::pair<std::string_view, int64_t>> stackOf(std::string_view nam
         if (std::find(std::begin(kStackNames), std::end(kStackNames), component) != std::end(kStackNames)
             && digitsEnd != std::string_view::npos && digitsEnd > dot + 1) {
             const std::string_view digits = name.substr(dot + 1, digitsEnd - dot - 1);
-            int64_t index = 0;
-            const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
             if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-                if (ec != std::errc() || end != digits.data() + digits.size())
+                int64_t index = 0;
+                if (std::from_chars(digits.data(), digits.data() + digits.size(), index).ec != std::errc())
                     return std::nullopt; // too many digits for a block index
                 return std::pair{name.substr(0, dot), index};
             }

@@ -340,10 +340,14 @@ void StateReader::readCounters(Opened& f)
     }
     auto scan = [&](NodeId dict, const KeyPath& prefix) {
         for (const auto& [k, v] : dictItems(g, dict)) {
+            // accelerate's random_states_<i>.pkl "step" is Accelerator.step: accumulate() entries since
+            // the end of the last dataloader pass, reset to 0 there, per process; only the gradient
+            // accumulation phase is restored from it (accelerate@16cb6eb8 src/accelerate/accelerator.py
+            // _do_sync, checkpointing.py save_accelerator_state). It is not a global step.
+            const bool acceleratorStep = k == "step" && m_state.layout.layout == Layout::Accelerate && prefix.empty();
             // Only the known keys are read: a frontier model's state_dict has 90k entries, and reading
             // each one-element tensor's value (30k FP8 block scales) for nothing was a tenth of its state.
-            if (!progressKeys.contains(k) && !dataKeys.contains(k) && !envKeys.contains(k)
-                && !(k == "step" && m_state.layout.layout == Layout::Accelerate && prefix.empty()))
+            if (!acceleratorStep && !progressKeys.contains(k) && !dataKeys.contains(k) && !envKeys.contains(k))
                 continue;
             KeyPath key = prefix;
             key.push_back(k);
@@ -359,11 +363,7 @@ void StateReader::readCounters(Opened& f)
             const std::string text = simpleText(*f.file, v);
             if (text.empty())
                 continue;
-            // accelerate's random_states_<i>.pkl "step" is Accelerator.step: accumulate() entries since
-            // the end of the last dataloader pass, reset to 0 there, per process; only the gradient
-            // accumulation phase is restored from it (accelerate@16cb6eb8 src/accelerate/accelerator.py
-            // _do_sync, checkpointing.py save_accelerator_state). It is not a global step.
-            if (k == "step" && m_state.layout.layout == Layout::Accelerate && prefix.empty())
+            if (acceleratorStep)
                 field(m_state.progress, "accelerator.step", text, from);
             else if (progressKeys.contains(k))
                 field(m_state.progress, k, text, from);

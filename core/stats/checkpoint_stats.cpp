@@ -390,9 +390,10 @@ CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptio
             part.mergeableHistograms = keepAll; // partitions merge from their sketches, without a second read
             if (stream.beginFile)
                 stream.beginFile(*f.file, FileStats{f.file->path(), f.info.role, f.info.rank, {}});
-            // a stream with no entry sink still gets the figures from neither place: they are dropped
-            const EntryStatsSink entries = streamed ? (stream.entry ? stream.entry : EntryStatsSink([](std::size_t, TensorStatsEntry&&) {}))
-                                                    : EntryStatsSink();
+            // streamed without an entry sink, the figures are dropped, not kept
+            EntryStatsSink entries = stream.entry;
+            if (streamed && !entries)
+                entries = [](std::size_t, TensorStatsEntry&&) {};
             FileStats fs = fileStats(*f.file, part, keepAll ? KeepFn([](const TensorEntry&) { return true; }) : KeepFn(),
                                      &keptHere, entries);
             for (auto& [t, acc] : keptHere)
