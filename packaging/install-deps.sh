@@ -11,8 +11,12 @@ TEST="$TEST appstream desktop-file-utils dpkg-dev file shared-mime-info"
 TEST="$TEST openssh-server openssh-client slurm-wlm munge"
 # The fuzz preset only (packaging/install-deps.sh fuzz): clang with libFuzzer and the sanitizers.
 FUZZ="clang libclang-rt-14-dev"
+# Regenerating the real-library runs only (packaging/install-deps.sh frameworks): what accelerate,
+# Lightning and transformers import, as Debian packages (tests/fixtures/real_libraries/README.md).
+FRAMEWORKS="python3-torch python3-numpy python3-yaml python3-packaging python3-psutil python3-tqdm python3-fsspec python3-typing-extensions python3-filelock python3-requests python3-regex"
 PACKAGES="$BUILD $TEST ${EXTRA_PACKAGES:-}"
 if [ "${1:-}" = fuzz ]; then PACKAGES="$PACKAGES $FUZZ"; fi
+if [ "${1:-}" = frameworks ]; then PACKAGES="$PACKAGES $FRAMEWORKS"; fi
 
 missing=""
 for p in $PACKAGES; do

@@ -71,27 +71,6 @@ private slots:
         QCOMPARE(r.code, 0);
     }
 
-    // Runs written by the real libraries (tests/fixtures/make_real_library_runs.py, on a machine with
-    // pip transformers, lightning and accelerate), committed under tests/fixtures/real/: all quiet.
-    void realLibraryRunsAreQuiet()
-    {
-        namespace fs = std::filesystem;
-        const fs::path real = fs::path(CKPT_SOURCE_DIR) / "tests/fixtures/real";
-        if (!fs::is_directory(real))
-            QSKIP("NOT CHECKED: tests/fixtures/real/ is absent. Run tests/fixtures/make_real_library_runs.py where pip "
-                  "transformers, lightning and accelerate are installed and commit its output.");
-        int runs = 0;
-        for (const auto& e : fs::directory_iterator(real)) {
-            if (!e.is_directory())
-                continue;
-            ++runs;
-            const json report = check(e.path().string());
-            for (const auto& f : report["findings"])
-                QVERIFY2(f["severity"] == "info", (e.path().filename().string() + ": " + f.dump()).c_str());
-        }
-        QVERIFY2(runs > 0, "tests/fixtures/real/ holds no run");
-    }
-
     // GradScaler(init_scale=4096), one overflow: the skipped update is info resting on the
     // default init_scale, and says so; trainer_state.json with bare Infinity is read.
     void hfCustomScaleAndInfinity()
