@@ -42,6 +42,8 @@ void optimizerDelta(const TrainingState& a, const TrainingState& b, int64_t dG, 
     const int64_t skipped = dG - dN;
     if (skipped == 0)
         return;
+    if (globalStepFromNameOnly(a) && globalStepFromNameOnly(b) && dN > 0 && dG % dN == 0)
+        return; // names that count batches, a whole number per update (stepVsGlobalStep)
     const StateField *ca = skippedStepsField(a), *cb = skippedStepsField(b);
     if (ca && cb && *toNumber(cb->value) - *toNumber(ca->value) == static_cast<double>(skipped))
         return; // the loop counted exactly these skipped updates
@@ -73,14 +75,20 @@ void schedulerDelta(const TrainingState& a, const TrainingState& b, int64_t dG, 
     if (b.scheduler->schedule.kind == "Megatron OptimizerParamScheduler")
         return; // counts samples: scheduler.position checks it against the samples consumed, checkpoint by checkpoint
     const int64_t pa = a.scheduler->schedule.lastEpoch, pb = b.scheduler->schedule.lastEpoch, dP = pb - pa;
-    if (dP == dG || dP == dG * gradientAccumulation(b))
-        return;
+    const SchedulerCadence cadence = schedulerCadence(b);
     const auto na = optimizerStep(a), nb = optimizerStep(b);
-    if (na && nb && dP == nb->step - na->step)
-        return;
+    for (const int64_t k : cadence.perUpdate) {
+        if (dP == dG * k || (na && nb && dP == (nb->step - na->step) * k))
+            return;
+    }
     const auto ea = fieldNumber(a.progress, "epoch"), eb = fieldNumber(b.progress, "epoch");
     if (ea && eb && std::floor(*ea) == *ea && std::floor(*eb) == *eb && dP == static_cast<int64_t>(*eb - *ea))
         return; // an epoch-interval scheduler
+    // A stepping frequency the files do not record moves the scheduler fewer positions than the step
+    // (or the epochs, plus the one at an epoch's end); it never moves it back.
+    if (!cadence.frequencyUnrecorded.empty() && dP >= 0
+        && dP <= std::max(dG, ea && eb ? static_cast<int64_t>(*eb - *ea) + 1 : int64_t(0)))
+        return;
     std::string rate;
     if (dG > 0 && dP % dG == 0 && dP != 0)
         rate = " (" + std::to_string(dP / dG) + " scheduler steps per update)";

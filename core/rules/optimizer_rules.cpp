@@ -238,7 +238,7 @@ void stepsDiffer(const TrainingState& s, Findings& out)
     out.push_back(std::move(f));
 }
 
-void stepVsGlobalStep(const TrainingState& s, Findings& out)
+void stepVsGlobalStepRecorded(const TrainingState& s, Findings& out)
 {
     const auto opt = optimizerStep(s);
     if (!opt || !s.globalStep)
@@ -310,6 +310,25 @@ void stepVsGlobalStep(const TrainingState& s, Findings& out)
 }
 
 } // namespace
+
+
+// A global step read from the checkpoint's name alone is a naming convention, not a record: a name
+// that is a whole multiple of the optimizer's step counts batches under accumulation, and any other
+// disagreement rests on the name counting updates (a warning, not proof).
+void stepVsGlobalStep(const TrainingState& s, Findings& out)
+{
+    const bool nameOnly = globalStepFromNameOnly(s);
+    if (const auto opt = optimizerStep(s); nameOnly && opt && opt->step > 0 && *s.globalStep % opt->step == 0)
+        return;
+    const std::size_t first = out.size();
+    stepVsGlobalStepRecorded(s, out);
+    for (std::size_t i = first; nameOnly && i < out.size(); ++i) {
+        if (out[i].severity == Severity::Error) {
+            out[i].severity = Severity::Warning;
+            out[i].assumes = "the checkpoint's name (" + std::to_string(*s.globalStep) + ") counts optimizer updates; no file records a global step";
+        }
+    }
+}
 
 void optimizerRules(const CheckpointFacts& c, Findings& out)
 {

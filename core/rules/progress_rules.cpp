@@ -6,6 +6,7 @@
 #include "rule_families.h"
 #include "rule_support.h"
 
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -99,20 +100,37 @@ void loopCounters(const TrainingState& s, Findings& out)
                         && (!started || *started == *completed);
         if (agree)
             continue;
-        const bool batchEnd = name.find("batch_progress") != std::string::npos && *ready == *completed + 1
-                           && (!started || *started == *ready) && (!processed || *processed == *ready);
+        // A restore resets only the `current` trackers (ready = completed); `total` keeps the saved
+        // batch's ready, and the batch's second run adds one more (Lightning@862314360457
+        // src/lightning/pytorch/loops/progress.py _StartedTracker.reset_on_restart,
+        // training_epoch_loop.py reset). After k restores from batch-end saves, a healthy batch-end
+        // save has total ready = completed + 1 + k, while `current` keeps the batch-end shape.
+        const double gap = *ready - *completed;
+        auto currentIsBatchEnd = [&] {
+            const std::string cur = name.substr(0, cut) + "/current/";
+            const auto cr = value(cur + "ready"), cs = value(cur + "started"), cp = value(cur + "processed"), cc = value(cur + "completed");
+            return cr && cc && (*cr == *cc || *cr == *cc + 1) && (!cs || *cs == *cr) && (!cp || *cp == *cr);
+        };
+        const bool batchEnd = name.find("batch_progress") != std::string::npos && gap >= 1 && gap == std::floor(gap)
+                           && (!started || *started == *ready) && (!processed || *processed == *ready)
+                           && (gap == 1 || currentIsBatchEnd());
+        const auto rerun = static_cast<int64_t>(gap) - 1; // batches run a second time after earlier restores
         const std::string tracker = prefix.substr(0, prefix.size() - 1);
         const std::string counts = "ready " + numberText(*ready) + (started ? ", started " + numberText(*started) : "")
                                  + (processed ? ", processed " + numberText(*processed) : "") + ", completed "
                                  + numberText(*completed);
-        if (batchEnd && version && (version->first > 2 || (version->first == 2 && version->second >= 5)))
+        if (batchEnd && rerun == 0 && version && (version->first > 2 || (version->first == 2 && version->second >= 5)))
             continue; // the writer's own restore compensates, and it is the version most likely to resume
+        const std::string reruns = rerun > 0
+            ? "; " + std::to_string(rerun) + " earlier restore(s) ran their saved batch a second time (the total trackers keep each "
+                  "re-run's ready, the current ones were reset)"
+            : std::string();
         Finding f = batchEnd
             ? makeFinding("progress.loop-counters",
-                  "Lightning's " + tracker + " counters (" + counts + ") are those of a save in on_train_batch_end: batch "
-                      + numberText(*ready) + " is trained and its optimizer step counted, but not yet marked completed",
+                  "Lightning's " + tracker + " counters (" + counts + ") are those of a save in on_train_batch_end: the last batch "
+                      "is trained and its optimizer step counted, but not yet marked completed" + reruns,
                   hintWithNext("Healthy as written. Resumed by Lightning 2.5 or later, the batch counts as completed; resumed by "
-                               "an earlier version, batch " + numberText(*ready) + " runs a second time (story Lightning#19815, "
+                               "an earlier version, that batch runs a second time (story Lightning#19815, "
                                "fixed by #20379 in 2.5) (recovery guide §6.1 on consistent checkpoints).", Component::Progress))
             : makeFinding("progress.loop-counters",
                   "Lightning's " + tracker + " counters (" + counts + ") were saved in the middle of a batch",

@@ -92,6 +92,38 @@ int64_t gradientAccumulation(const TrainingState& state)
     return 1;
 }
 
+bool globalStepFromNameOnly(const TrainingState& state)
+{
+    if (!state.globalStep || state.globalStep != state.layout.stepFromName)
+        return false;
+    // The counters the state reader takes the global step from (training_state.cpp settleGlobalStep).
+    for (const char* name : {"global_step", "global_steps", "step", "iteration", "iter", "train_state.step", "num_updates", "timestamp.batch", "steps_run"}) {
+        if (state.progressField(name))
+            return false;
+    }
+    return true;
+}
+
+SchedulerCadence schedulerCadence(const TrainingState& state)
+{
+    SchedulerCadence c;
+    c.perUpdate = {1};
+    if (const int64_t a = gradientAccumulation(state); a > 1)
+        c.perUpdate.push_back(a);
+    // accelerate's AcceleratedScheduler steps the wrapped scheduler once per process for every
+    // optimizer update unless split_batches (huggingface/accelerate@8d1479def0bb
+    // src/accelerate/scheduler.py AcceleratedScheduler.step); split_batches is not saved, so both count.
+    if (auto n = fieldNumber(state.environment, "accelerate.num_processes"); n && *n > 1)
+        c.perUpdate.push_back(static_cast<int64_t>(*n));
+    // Lightning saves each scheduler's state_dict but not its config: `interval` and `frequency`
+    // decide when it steps ((batch_idx + 1) % frequency within the epoch for "step"), and neither is in
+    // the file (Lightning@862314360457 src/lightning/pytorch/trainer/connectors/checkpoint_connector.py
+    // dump_checkpoint, loops/training_epoch_loop.py update_lr_schedulers).
+    if (findField(state.environment, "pytorch-lightning_version"))
+        c.frequencyUnrecorded = "Lightning saves no lr_scheduler `interval` or `frequency`: a position short of the step is read as frequency 1";
+    return c;
+}
+
 std::optional<OptimizerStep> optimizerStep(const TrainingState& state)
 {
     if (!state.optimizer)

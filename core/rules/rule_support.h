@@ -36,8 +36,25 @@ std::optional<double> fieldNumber(const std::vector<StateField>& fields, const s
 
 /// The world size a checkpoint records (environment world_size / dp_world_size), if any.
 std::optional<int64_t> worldSize(const TrainingState& state);
+/// Whether the global step is known only from the checkpoint's name (step_N, checkpoint-N): no file
+/// records it. The name is then the user's (or the writer's) convention, which may count batches,
+/// not updates (accelerate's examples/by_feature/checkpointing.py names step_{batches}).
+bool globalStepFromNameOnly(const TrainingState& state);
 /// Gradient accumulation steps recorded (progress or environment), 1 when none is.
 int64_t gradientAccumulation(const TrainingState& state);
+
+/// How often the writer's training loop steps the LR scheduler, as far as its save code lets the files
+/// tell. What each framework's loop does is named here, once, for the rules to ask (issue 36 moves
+/// it into the framework's adapter).
+struct SchedulerCadence {
+    /// Scheduler steps one optimizer update may make: 1, the gradient accumulation when the scheduler
+    /// is stepped per micro-batch, the processes when the writer steps it once per process.
+    std::vector<int64_t> perUpdate;
+    /// The writer steps the scheduler every N updates or batches and does not save N (Lightning's
+    /// lr_scheduler config `frequency`): a position short of the step is not proof of a fault.
+    std::string frequencyUnrecorded;
+};
+SchedulerCadence schedulerCadence(const TrainingState& state);
 
 /// The optimizer `step` most parameters share (nullopt without an optimizer or steps) and where
 /// the first such step was read.

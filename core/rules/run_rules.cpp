@@ -18,7 +18,7 @@ namespace {
 
 bool close(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max({std::fabs(a), std::fabs(b), 1e-12}); }
 
-void stepsOrder(const std::vector<const CheckpointFacts*>& cs, Findings& out)
+void stepsOrder(const RunHistory& run, const std::vector<const CheckpointFacts*>& cs, Findings& out)
 {
     std::set<int64_t> seen;
     const CheckpointFacts* previous = nullptr;
@@ -44,6 +44,40 @@ void stepsOrder(const std::vector<const CheckpointFacts*>& cs, Findings& out)
             out.push_back(std::move(f));
         }
         previous = c;
+    }
+    if (previous)
+        return;
+    // No checkpoint records a global step (accelerate saves none): where the run orders its checkpoints
+    // by save index (checkpoint_<i>), the optimizer's own step, which only moves forward in one run,
+    // must not go back from one save to the next. An equal step is not judged: a second save without
+    // an update between them is legitimate.
+    std::map<std::string, int64_t> saveIndex;
+    for (const auto& rc : run.checkpoints) {
+        if (rc.saveIndex)
+            saveIndex[rc.path] = *rc.saveIndex;
+    }
+    const CheckpointFacts* before = nullptr;
+    std::optional<OptimizerStep> beforeStep;
+    for (const CheckpointFacts* c : cs) {
+        const auto step = optimizerStep(c->state);
+        if (!step || !saveIndex.contains(c->state.path))
+            continue;
+        if (before && step->step < beforeStep->step) {
+            Finding f = makeFinding("run.steps-order",
+                c->state.path + " (save " + std::to_string(saveIndex[c->state.path]) + ") holds an optimizer at step "
+                    + std::to_string(step->step) + ", behind the " + std::to_string(beforeStep->step) + " of " + before->state.path
+                    + " saved before it: the run went back to an older state",
+                hintWithNext("The checkpoints record no global step, so the optimizer's step orders them: a resume from an "
+                             "older checkpoint than the latest (or a fresh optimizer) continued the run and its saves interleave "
+                             "with the abandoned branch's; `latest` and rollback pick the wrong state (recovery guide §8.3 on retention and rollback).",
+                             Component::Progress));
+            f.evidence.push_back(evidence("optimizer step in A", std::to_string(beforeStep->step), beforeStep->from));
+            f.evidence.push_back(evidence("optimizer step in B", std::to_string(step->step), step->from));
+            f.checkpoints = {before->state.path, c->state.path};
+            out.push_back(std::move(f));
+        }
+        before = c;
+        beforeStep = step;
     }
 }
 
@@ -229,7 +263,8 @@ void rngRestarted(const std::vector<const CheckpointFacts*>& cs, Findings& out)
 // A schedule rebuilt at a resume shows in the optimizer's own lr (story OneTrainer#1604: the
 // scheduler state was not saved and the resume built the cosine anew from the current config,
 // rescaling it): from save to save the lr fell, then rose. Judged only over checkpoints without
-// scheduler state (with it, the scheduler rules reconstruct the curve) and only after a fall, so a
+// scheduler state or whose scheduler's formula is not in the file (otherwise the scheduler rules
+// reconstruct the curve) and only after a fall, so a
 // warm-up's rise is not one. Warm restarts and cyclic schedules rise on purpose: a warning.
 void lrRoseWithoutScheduler(const std::vector<const CheckpointFacts*>& cs, Findings& out)
 {
@@ -241,7 +276,10 @@ void lrRoseWithoutScheduler(const std::vector<const CheckpointFacts*>& cs, Findi
         const StateField* lr = s.optimizer && !s.optimizer->groups.empty() ? findField(s.optimizer->groups.front().hyperparameters, "lr")
                                                                           : nullptr;
         const auto now = lr ? toNumber(lr->value) : std::nullopt;
-        if (s.scheduler || !now) {
+        // A saved scheduler whose formula is code (LambdaLR, MultiplicativeLR: the lambda is not in the
+        // file) restores only its position: a resume that builds the lambda from another config (another
+        // total of steps) rescales the curve, and only the recorded lr shows it.
+        if ((s.scheduler && s.scheduler->schedule.recomputable) || !now) {
             previous = nullptr;
             fell = false;
             continue;
@@ -252,7 +290,11 @@ void lrRoseWithoutScheduler(const std::vector<const CheckpointFacts*>& cs, Findi
         } else if (previous && before && fell && *now > *before && !close(*now, *before)) {
             Finding f = makeFinding("scheduler.lr-rose",
                 "the learning rate fell to " + previousLr->value + " at " + previous->state.path + " and rose to " + lr->value
-                    + " at " + s.path + ", and neither saved scheduler state",
+                    + " at " + s.path
+                    + (s.scheduler || previous->state.scheduler
+                           ? ", and the saved scheduler (" + (s.scheduler ? s.scheduler : previous->state.scheduler)->schedule.kind
+                                 + ") cannot be recomputed: its formula is code, rebuilt from the configuration at a resume"
+                           : std::string(", and neither saved scheduler state")),
                 hintWithNext("A schedule rebuilt from the configuration at a resume restarts or rescales its curve (a changed "
                              "epoch count or epoch length moves the cosine's denominator): save the scheduler's state_dict with "
                              "the optimizer (story OneTrainer#1604; recovery guide §2.3 on keeping the LR schedule aligned with the updates).",
@@ -277,7 +319,7 @@ void lrRoseWithoutScheduler(const std::vector<const CheckpointFacts*>& cs, Findi
 void runRules(const RunHistory& run, const std::vector<const CheckpointFacts*>& checkpoints, bool latestAudited, Findings& out,
               std::vector<RunMark>& marks)
 {
-    stepsOrder(checkpoints, out);
+    stepsOrder(run, checkpoints, out);
     saveInterval(checkpoints, out);
     latestAndBest(run, latestAudited, out);
     lrLogDeparts(run, checkpoints, out, marks);

@@ -49,15 +49,15 @@ void position(const TrainingState& s, Findings& out)
     const int64_t pos = l.lastEpoch;
     const auto epoch = fieldNumber(s.progress, "epoch");
     const auto opt = optimizerStep(s);
-    const int64_t accumulation = gradientAccumulation(s);
+    const SchedulerCadence cadence = schedulerCadence(s);
     bool known = false;
-    if (s.globalStep) {
-        known = true;
-        if (pos == *s.globalStep || pos == *s.globalStep * accumulation)
+    for (const int64_t k : cadence.perUpdate) {
+        if (s.globalStep && pos == *s.globalStep * k)
             return;
+        if (opt && pos == opt->step * k)
+            return; // stepped only on the updates the optimizer made
     }
-    if (opt && pos == opt->step)
-        return; // stepped only on the updates the optimizer made
+    known = s.globalStep.has_value();
     if (epoch && *epoch == std::floor(*epoch)) {
         known = true;
         const auto e = static_cast<int64_t>(*epoch);
@@ -66,6 +66,9 @@ void position(const TrainingState& s, Findings& out)
     }
     if (!known)
         return;
+    // Short of the step but not behind 0: what a stepping frequency the files do not record gives.
+    const int64_t reach = std::max(s.globalStep.value_or(0), epoch ? static_cast<int64_t>(*epoch) + 1 : 0);
+    const bool cadenceUnknown = !cadence.frequencyUnrecorded.empty() && pos >= 0 && pos <= reach;
     std::string against = s.globalStep ? "global step " + std::to_string(*s.globalStep) : std::string();
     if (epoch)
         against += std::string(against.empty() ? "" : " or ") + "epoch " + numberText(*epoch);
@@ -92,6 +95,10 @@ void position(const TrainingState& s, Findings& out)
     }
     if (!l.lastLr.empty())
         f.evidence.push_back(evidence("recorded _last_lr", lrList(l.lastLr), keyed(s.scheduler->from, "_last_lr")));
+    if (cadenceUnknown) {
+        f.severity = Severity::Info;
+        f.assumes = cadence.frequencyUnrecorded;
+    }
     out.push_back(std::move(f));
 }
 

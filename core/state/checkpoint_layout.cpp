@@ -401,10 +401,18 @@ CheckpointLayout detectLayout(const std::string& path)
         out.complete = has(".metadata") || any([](const std::string& n) { return n.starts_with("__") && n.ends_with(".metadata"); });
         if (!out.complete)
             out.incompleteReason = "no .metadata file, which DCP writes last";
-    } else if (any([](const std::string& n) { return n.starts_with("random_states_"); })) {
+    } else if (any([](const std::string& n) {
+                   // accelerate's save_state names (huggingface/accelerate@8d1479def0bb src/accelerate/utils/constants.py,
+                   // checkpointing.py save_accelerator_state; accelerator.py save_state): random_states_<process>.pkl,
+                   // optimizer.bin / optimizer_<i>.bin, scheduler.bin, custom_checkpoint_<i>.pkl. Without its RNG
+                   // files (deleted, or a load that failed) the folder is still accelerate's.
+                   return n.starts_with("random_states_") || n == "optimizer.bin" || (n.starts_with("optimizer_") && n.ends_with(".bin"))
+                       || (n.starts_with("custom_checkpoint_") && n.ends_with(".pkl"));
+               })) {
         out.layout = Layout::Accelerate;
-        // checkpoint_<i> counts saves (ProjectConfiguration.automatic_checkpoint_naming), not steps:
-        // the step is in random_states_<i>.pkl.
+        // checkpoint_<i> counts saves (ProjectConfiguration.automatic_checkpoint_naming), not steps;
+        // accelerate saves no step at all (the Accelerator.step of random_states_<i>.pkl, from 0.32 on,
+        // counts micro-batches since the last dataloader end).
         if (base.starts_with("checkpoint_"))
             out.stepFromName.reset();
     } else if (isModelExportListing(names)) {

@@ -322,6 +322,19 @@ void StateReader::refineSingleFileLayout()
 // language_modeling/megatron_base_model.py _extract_consumed_samples_from_ckpt): the data cursor.
 void StateReader::readNameCounters()
 {
+    // accelerate's save_state writes one random_states_<process_index>.pkl per process
+    // (accelerate@8d1479def0bb src/accelerate/checkpointing.py save_accelerator_state): their count is
+    // the number of processes, which accelerate records nowhere else.
+    if (m_state.layout.layout == Layout::Accelerate) {
+        std::set<int> ranks;
+        for (const auto& f : m_state.layout.files) {
+            if (f.role == "rng" && f.rank >= 0 && std::filesystem::path(f.path).filename().string().starts_with("random_states_"))
+                ranks.insert(f.rank);
+        }
+        if (!ranks.empty())
+            field(m_state.environment, "accelerate.num_processes", std::to_string(ranks.size()),
+                  {m_state.layout.path, {std::string("(random_states_<i>.pkl files)")}});
+    }
     if (m_state.layout.layout != Layout::Nemo)
         return;
     static const std::regex consumed(R"(consumed_samples=(\d+)(?:\.\d+)?)");
