@@ -84,10 +84,9 @@ void schedulerDelta(const TrainingState& a, const TrainingState& b, int64_t dG, 
     const auto ea = fieldNumber(a.progress, "epoch"), eb = fieldNumber(b.progress, "epoch");
     if (ea && eb && std::floor(*ea) == *ea && std::floor(*eb) == *eb && dP == static_cast<int64_t>(*eb - *ea))
         return; // an epoch-interval scheduler
-    // A stepping frequency the files do not record moves the scheduler fewer positions than the step
-    // (or the epochs, plus the one at an epoch's end); it never moves it back.
-    if (!cadence.frequencyUnrecorded.empty() && dP >= 0
-        && dP <= std::max(dG, ea && eb ? static_cast<int64_t>(*eb - *ea) + 1 : int64_t(0)))
+    // A stepping frequency the files do not record moves a per-step scheduler fewer positions than the
+    // step, and more than the epochs passed (scheduler.position); it never moves it back.
+    if (!cadence.frequencyUnrecorded.empty() && dP < dG && dP > (ea && eb ? static_cast<int64_t>(*eb - *ea) + 1 : int64_t(0)))
         return;
     std::string rate;
     if (dG > 0 && dP % dG == 0 && dP != 0)

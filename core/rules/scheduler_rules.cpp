@@ -66,9 +66,12 @@ void position(const TrainingState& s, Findings& out)
     }
     if (!known)
         return;
-    // Short of the step but not behind 0: what a stepping frequency the files do not record gives.
-    const int64_t reach = std::max(s.globalStep.value_or(0), epoch ? static_cast<int64_t>(*epoch) + 1 : 0);
-    const bool cadenceUnknown = !cadence.frequencyUnrecorded.empty() && pos >= 0 && pos <= reach;
+    // Between the epochs and the step: a per-step scheduler with a stepping frequency the files do not
+    // record (Lightning steps it at (batch_idx + 1) % frequency within each epoch, so once an epoch for
+    // a frequency near the epoch's length, matching the epoch above). At or below the epoch it is an
+    // epoch-interval scheduler that lags (story Lightning#4655), which stays an error.
+    const int64_t epochs = epoch ? static_cast<int64_t>(*epoch) + 1 : 0;
+    const bool cadenceUnknown = !cadence.frequencyUnrecorded.empty() && s.globalStep && pos > epochs && pos < *s.globalStep;
     std::string against = s.globalStep ? "global step " + std::to_string(*s.globalStep) : std::string();
     if (epoch)
         against += std::string(against.empty() ? "" : " or ") + "epoch " + numberText(*epoch);
