@@ -128,10 +128,18 @@ bool isRngFile(const std::string& relative)
     return rngRank(slash == std::string::npos ? relative : relative.substr(slash + 1)).has_value();
 }
 
+// accelerate's save_state writes the RNG states last of its own files, then each registered object's
+// custom_checkpoint_<i>.pkl (accelerate@8d1479def0bb src/accelerate/accelerator.py save_state after
+// checkpointing.py save_accelerator_state): either one marks a finished save.
+bool isAccelerateMarkerName(const std::string& name)
+{
+    return (name.starts_with("random_states_") || name.starts_with("custom_checkpoint_")) && name.ends_with(".pkl");
+}
+
 bool isNativeMarkerName(const std::string& name)
 {
     return name == "trainer_state.json" || isDcpMetadataFile(name) || name.ends_with("_model_states.pt") ||
-           (name.starts_with("random_states_") && name.ends_with(".pkl")) || name == "metadata.json";
+           isAccelerateMarkerName(name) || name == "metadata.json";
 }
 
 namespace {
@@ -195,7 +203,8 @@ std::string nativeMarkerIn(const std::string& dir)
                             +[](const std::string& n) { return n == ".metadata"; },
                             +[](const std::string& n) { return n.ends_with(".metadata"); },
                             +[](const std::string& n) { return n.ends_with("_model_states.pt"); },
-                            +[](const std::string& n) { return n.starts_with("random_states_"); }}) {
+                            +[](const std::string& n) { return n.starts_with("random_states_"); },
+                            +[](const std::string& n) { return n.starts_with("custom_checkpoint_"); }}) {
         for (const auto& n : names) {
             if (pred(n))
                 return n;

@@ -45,6 +45,7 @@ bool isRngFile(const std::string& relative);
 /// "random_states_0.pkl" (accelerate); empty when none.
 std::string nativeMarkerIn(const std::string& dir);
 bool isNativeMarkerName(const std::string& name);
+bool isAccelerateMarkerName(const std::string& name);
 bool isHex64(const std::string& s);
 std::string lower(std::string s);
 /// A manifest file name we are willing to open: relative, no "..", no empty components.

@@ -96,8 +96,8 @@ void Auditor::readManifest(Checkpoint& c, std::size_t index, std::set<std::strin
             : m.ends_with("_model_states.pt")
             ? Native{" is a DeepSpeed checkpoint", "present (rank 0's model states)", kHintDeepSpeedNoManifest,
                      " (every data-parallel rank's optimizer partition is checked for)"}
-            : m.starts_with("random_states_")
-            ? Native{" is an accelerate save_state folder", "present (save_state writes the RNG states last)",
+            : isAccelerateMarkerName(m)
+            ? Native{" is an accelerate save_state folder", "present (save_state writes the RNG states, then registered objects, last)",
                      kHintAccelerateNoManifest, ""}
             : Native{" is a model-only export (weights, no training state)", "present (the exported weights)",
                      kHintModelExportNoManifest, ""};

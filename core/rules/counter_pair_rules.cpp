@@ -42,7 +42,7 @@ void optimizerDelta(const TrainingState& a, const TrainingState& b, int64_t dG, 
     const int64_t skipped = dG - dN;
     if (skipped == 0)
         return;
-    if (globalStepFromNameOnly(a) && globalStepFromNameOnly(b) && dN > 0 && dG % dN == 0)
+    if (a.globalStepFromName && b.globalStepFromName && dN > 0 && dG % dN == 0)
         return; // names that count batches, a whole number per update (stepVsGlobalStep)
     const StateField *ca = skippedStepsField(a), *cb = skippedStepsField(b);
     if (ca && cb && *toNumber(cb->value) - *toNumber(ca->value) == static_cast<double>(skipped))
@@ -154,6 +154,60 @@ void dataDelta(const TrainingState& a, const TrainingState& b, int64_t dG, Findi
     }
 }
 
+// transformers' Trainer records where the data is only as a fractional epoch: the epoch's index plus
+// the micro-batches drawn in it over len(dataloader), skipped ones included (transformers@c26b2a29e500
+// src/transformers/trainer.py _inner_training_loop, `epoch + (step + 1 + steps_skipped) / steps_in_epoch`),
+// while the global step counts updates of gradient_accumulation_steps micro-batches. A checkpoint whose
+// global step x accumulation over its epoch is a whole number gives the micro-batches per epoch; the next
+// checkpoint's epoch must be as far on as the updates between them drew. A resume that does not skip the
+// data it already trained on (ignore_data_skip=True: the epoch restarts at its first batch) falls
+// behind. Less than one update's worth of difference is the leftover micro-batches an epoch's end carries.
+void fractionalEpochDelta(const TrainingState& a, const TrainingState& b, int64_t dG, Findings& out)
+{
+    const StateField *fa = findField(a.progress, "epoch"), *fb = findField(b.progress, "epoch");
+    const auto ea = fa ? toNumber(fa->value) : std::nullopt, eb = fb ? toNumber(fb->value) : std::nullopt;
+    if (!ea || !eb || !a.globalStep || !b.globalStep || dG <= 0 || *eb < *ea)
+        return; // an epoch going back is data.sampler-changed's
+    if (std::floor(*ea) == *ea && std::floor(*eb) == *eb)
+        return; // whole epochs: other frameworks count the epoch started, not the batches drawn
+    const int64_t accA = gradientAccumulation(a), accB = gradientAccumulation(b);
+    auto wholePerEpoch = [](double microBatches, double epoch) -> std::optional<int64_t> {
+        if (epoch <= 0)
+            return std::nullopt;
+        const double m = microBatches / epoch;
+        if (m < 1 || std::fabs(m - std::round(m)) > 1e-6 * m)
+            return std::nullopt;
+        return static_cast<int64_t>(std::round(m));
+    };
+    auto perEpoch = wholePerEpoch(static_cast<double>(*a.globalStep * accA), *ea);
+    if (!perEpoch)
+        perEpoch = wholePerEpoch(static_cast<double>(*b.globalStep * accB), *eb);
+    if (!perEpoch)
+        return;
+    const auto drawn = static_cast<int64_t>(std::llround((*eb - *ea) * static_cast<double>(*perEpoch)));
+    const int64_t trained = dG * accB, diff = drawn - trained;
+    if (std::llabs(diff) < accB)
+        return;
+    Finding f = makeFinding("data.cursor-delta",
+        "the epoch advanced from " + fa->value + " to " + fb->value + ", " + std::to_string(drawn) + " micro-batch(es) of "
+            + std::to_string(*perEpoch) + " per epoch, while the " + std::to_string(dG) + " update(s) between trained "
+            + std::to_string(trained) + ": " + (diff < 0 ? std::to_string(-diff) + " micro-batch(es) trained twice" : std::to_string(diff) + " skipped"),
+        hintWithNext("The Trainer records the data position only as this fractional epoch; a resume with ignore_data_skip=True "
+                     "(or a loader that does not skip the batches already trained on) restarts the epoch at its first batch and "
+                     "trains them again (recovery guide §4.2 on saving the data position as well as the RNG; story transformers#5605).",
+                     Component::Data));
+    f.severity = Severity::Warning;
+    f.assumes = "the epoch is fractional in micro-batches of one len(dataloader) (transformers' Trainer), the same in both "
+                "checkpoints: the dataset and per-device batch size did not change";
+    f.evidence.push_back(evidence(*fa));
+    f.evidence.push_back(evidence(*fb));
+    f.evidence.push_back(globalStepEvidence(a));
+    f.evidence.push_back(globalStepEvidence(b));
+    if (const StateField* g = findField(b.environment, "gradient_accumulation_steps"))
+        f.evidence.push_back(evidence(*g));
+    out.push_back(std::move(f));
+}
+
 // The sampler's seed or epoch between two saves. It needs no global step: accelerate records none
 // (its `step` is not one), and its checkpoint_<i> names give the order. Without a global step on
 // either side, the order is the run's (or the command line's), not a counter's: a warning.
@@ -249,6 +303,7 @@ void counterPairRules(const CheckpointFacts& ca, const CheckpointFacts& cb, Find
     optimizerDelta(a, b, dG, out);
     schedulerDelta(a, b, dG, out);
     dataDelta(a, b, dG, out);
+    fractionalEpochDelta(a, b, dG, out);
     samplerChanged(a, b, dG, out);
 }
 

@@ -238,10 +238,15 @@ void stepsDiffer(const TrainingState& s, Findings& out)
     out.push_back(std::move(f));
 }
 
-void stepVsGlobalStepRecorded(const TrainingState& s, Findings& out)
+// A global step read from the checkpoint's name alone is a naming convention, not a record: a name
+// that is a whole multiple of the optimizer's step counts batches under accumulation, and any other
+// disagreement rests on the name counting updates (a warning, not proof).
+void stepVsGlobalStep(const TrainingState& s, Findings& out)
 {
     const auto opt = optimizerStep(s);
     if (!opt || !s.globalStep)
+        return;
+    if (s.globalStepFromName && opt->step > 0 && *s.globalStep % opt->step == 0)
         return;
     const int64_t global = *s.globalStep, step = opt->step;
     const int64_t accumulation = gradientAccumulation(s);
@@ -251,6 +256,10 @@ void stepVsGlobalStepRecorded(const TrainingState& s, Findings& out)
     auto add = [&](Severity severity, std::string message, std::string hint, const std::vector<Evidence>& extra = {}) {
         Finding f = makeFinding("optimizer.step-vs-global-step", std::move(message), std::move(hint));
         f.severity = severity;
+        if (severity == Severity::Error && s.globalStepFromName) {
+            f.severity = Severity::Warning;
+            f.assumes = "the checkpoint's name (" + std::to_string(global) + ") counts optimizer updates; no file records a global step";
+        }
         f.evidence = {stepEv, globalEv};
         f.evidence.insert(f.evidence.end(), extra.begin(), extra.end());
         out.push_back(std::move(f));
@@ -310,25 +319,6 @@ void stepVsGlobalStepRecorded(const TrainingState& s, Findings& out)
 }
 
 } // namespace
-
-
-// A global step read from the checkpoint's name alone is a naming convention, not a record: a name
-// that is a whole multiple of the optimizer's step counts batches under accumulation, and any other
-// disagreement rests on the name counting updates (a warning, not proof).
-void stepVsGlobalStep(const TrainingState& s, Findings& out)
-{
-    const bool nameOnly = globalStepFromNameOnly(s);
-    if (const auto opt = optimizerStep(s); nameOnly && opt && opt->step > 0 && *s.globalStep % opt->step == 0)
-        return;
-    const std::size_t first = out.size();
-    stepVsGlobalStepRecorded(s, out);
-    for (std::size_t i = first; nameOnly && i < out.size(); ++i) {
-        if (out[i].severity == Severity::Error) {
-            out[i].severity = Severity::Warning;
-            out[i].assumes = "the checkpoint's name (" + std::to_string(*s.globalStep) + ") counts optimizer updates; no file records a global step";
-        }
-    }
-}
 
 void optimizerRules(const CheckpointFacts& c, Findings& out)
 {

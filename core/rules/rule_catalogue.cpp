@@ -121,6 +121,8 @@ const std::vector<RuleInfo> kRules = {
      "the data loader state covers another number of data-parallel ranks in B than in A: some ranks' positions were dropped"},
     {"data.sampler-changed", S::Error, C::Data, R::Pair, "§4.2",
      "the sampler or data seed changed, or the epoch went backwards, between the checkpoints"},
+    {"data.accumulation-changed", S::Warning, C::Data, R::Run, "§5, §9.1",
+     "the batches each optimizer step takes (Lightning's loop counters over the global step) are one number for the whole run"},
     // progress (C)
     {"progress.counters-disagree", S::Error, C::Progress, R::Checkpoint, "§6.1",
      "the global step or epoch recorded in different files (or the directory name) disagree"},

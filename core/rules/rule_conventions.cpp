@@ -28,6 +28,7 @@ std::string_view ruleConvention(std::string_view id)
         {"rng.restarted", "the run does not re-seed its generators on purpose while training (a manual_seed(seed) at "
                           "every epoch start gives the same states)"},
         {"rng.kinds-differ", "every rank captures the same set of generators"},
+        {"data.accumulation-changed", "the Trainer's accumulate_grad_batches (not saved by Lightning) stays the same for the whole run"},
         {"data.dp-ranks-changed", "the data loader keeps one state per data-parallel rank and does not reshard it"},
         {"progress.loop-counters", "Lightning's loop order: ready, started, optimizer step, processed, on_train_batch_end, completed"},
         {"progress.step-order", "the pair is given in the order it was saved"},

@@ -92,18 +92,6 @@ int64_t gradientAccumulation(const TrainingState& state)
     return 1;
 }
 
-bool globalStepFromNameOnly(const TrainingState& state)
-{
-    if (!state.globalStep || state.globalStep != state.layout.stepFromName)
-        return false;
-    // The counters the state reader takes the global step from (training_state.cpp settleGlobalStep).
-    for (const char* name : {"global_step", "global_steps", "step", "iteration", "iter", "train_state.step", "num_updates", "timestamp.batch", "steps_run"}) {
-        if (state.progressField(name))
-            return false;
-    }
-    return true;
-}
-
 SchedulerCadence schedulerCadence(const TrainingState& state)
 {
     SchedulerCadence c;

@@ -36,10 +36,6 @@ std::optional<double> fieldNumber(const std::vector<StateField>& fields, const s
 
 /// The world size a checkpoint records (environment world_size / dp_world_size), if any.
 std::optional<int64_t> worldSize(const TrainingState& state);
-/// Whether the global step is known only from the checkpoint's name (step_N, checkpoint-N): no file
-/// records it. The name is then the user's (or the writer's) convention, which may count batches,
-/// not updates (accelerate's examples/by_feature/checkpointing.py names step_{batches}).
-bool globalStepFromNameOnly(const TrainingState& state);
 /// Gradient accumulation steps recorded (progress or environment), 1 when none is.
 int64_t gradientAccumulation(const TrainingState& state);
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
@@ -260,6 +261,99 @@ void rngRestarted(const std::vector<const CheckpointFacts*>& cs, Findings& out)
     }
 }
 
+// Lightning's loops count the batches trained (epoch_loop.batch_progress) and the global step the
+// optimizer steps; accumulate_grad_batches, how many batches one step takes, is a Trainer argument and
+// is not saved (Lightning@862314360457 src/lightning/pytorch/trainer/connectors/checkpoint_connector.py
+// dump_checkpoint). Between two saves with no restore between them, d batches over dG steps fit an
+// accumulation r when r (dG - e) + e <= d <= r dG, e the epoch ends crossed (each may close a short
+// accumulation: loops/training_epoch_loop.py _should_accumulate). The accumulations every such pair fits
+// must share one value; none shared means it changed at a resume.
+struct BatchesPerStep {
+    const CheckpointFacts* a = nullptr;
+    const CheckpointFacts* b = nullptr;
+    int64_t batches = 0, steps = 0;
+    std::set<int64_t> fits;
+};
+
+std::optional<BatchesPerStep> batchesPerStep(const CheckpointFacts& a, const CheckpointFacts& b)
+{
+    auto counter = [](const TrainingState& s, const char* tracker, const char* k) {
+        const std::string name = std::string("fit_loop/epoch_loop.batch_progress/") + tracker + "/" + k;
+        for (const auto* fields : {&s.data, &s.progress}) {
+            if (auto v = fieldNumber(*fields, name))
+                return std::optional<int64_t>(static_cast<int64_t>(*v));
+        }
+        return std::optional<int64_t>();
+    };
+    // Restores so far: each leaves the total trackers one ready ahead of where `current` is.
+    auto restores = [&](const TrainingState& s) -> std::optional<int64_t> {
+        const auto tr = counter(s, "total", "ready"), tc = counter(s, "total", "completed");
+        const auto cr = counter(s, "current", "ready"), cc = counter(s, "current", "completed");
+        if (!tr || !tc || !cr || !cc)
+            return std::nullopt;
+        return (*tr - *tc) - (*cr - *cc);
+    };
+    const TrainingState &sa = a.state, &sb = b.state;
+    const auto pa = counter(sa, "total", "processed"), pb = counter(sb, "total", "processed");
+    const auto ra = restores(sa), rb = restores(sb);
+    const auto ea = fieldNumber(sa.progress, "epoch"), eb = fieldNumber(sb.progress, "epoch");
+    if (!pa || !pb || !ra || !rb || *ra != *rb || !ea || !eb || !sa.globalStep || !sb.globalStep)
+        return std::nullopt;
+    BatchesPerStep r{&a, &b, *pb - *pa, *sb.globalStep - *sa.globalStep, {}};
+    const auto ends = static_cast<int64_t>(*eb - *ea);
+    if (r.steps <= 0 || r.batches <= 0 || ends < 0)
+        return std::nullopt;
+    for (int64_t acc = 1; acc <= r.batches; ++acc) {
+        if (acc * (r.steps - std::min(ends, r.steps)) + std::min(ends, r.steps) <= r.batches && r.batches <= acc * r.steps)
+            r.fits.insert(acc);
+    }
+    return r;
+}
+
+void accumulationChanged(const std::vector<const CheckpointFacts*>& cs, Findings& out)
+{
+    const CheckpointFacts *from = nullptr, *to = nullptr; // the stretch whose pairs share `shared`
+    std::set<int64_t> shared;
+    for (std::size_t i = 1; i < cs.size(); ++i) {
+        auto pair = batchesPerStep(*cs[i - 1], *cs[i]);
+        if (!pair)
+            continue;
+        if (!from) {
+            from = pair->a;
+            to = pair->b;
+            shared = pair->fits;
+            continue;
+        }
+        std::set<int64_t> both;
+        std::set_intersection(shared.begin(), shared.end(), pair->fits.begin(), pair->fits.end(), std::inserter(both, both.begin()));
+        if (!both.empty()) {
+            to = pair->b;
+            shared = std::move(both);
+            continue;
+        }
+        auto text = [](const std::set<int64_t>& fits) {
+            return fits.size() == 1 ? std::to_string(*fits.begin()) : std::to_string(*fits.begin()) + "-" + std::to_string(*fits.rbegin());
+        };
+        Finding f = makeFinding("data.accumulation-changed",
+            "the batches each optimizer step takes changed: " + text(shared) + " from " + from->state.path + " to " + to->state.path
+                + ", then " + text(pair->fits) + " (" + std::to_string(pair->batches) + " batches for " + std::to_string(pair->steps)
+                + " steps) from " + pair->a->state.path + " to " + pair->b->state.path,
+            hintWithNext("accumulate_grad_batches changed at a resume: Lightning does not save it, so a Trainer built with another "
+                         "value continues the run with another effective batch size, a schedule stepped per optimizer step reaches "
+                         "its end at another batch, and the loss scale of the updates changes (recovery guide §5 on the "
+                         "single-process resume example and §9.1 on checking the configuration at a resume).",
+                         Component::Data));
+        for (const auto* c : {pair->a, pair->b}) {
+            if (const StateField* p = findField(c->state.data, "fit_loop/epoch_loop.batch_progress/total/processed"))
+                f.evidence.push_back(evidence(*p));
+            f.evidence.push_back(globalStepEvidence(c->state));
+        }
+        f.checkpoints = {from->state.path, pair->b->state.path};
+        out.push_back(std::move(f));
+        return;
+    }
+}
+
 // A schedule rebuilt at a resume shows in the optimizer's own lr (story OneTrainer#1604: the
 // scheduler state was not saved and the resume built the cosine anew from the current config,
 // rescaling it): from save to save the lr fell, then rose. Judged only over checkpoints without
@@ -325,6 +419,7 @@ void runRules(const RunHistory& run, const std::vector<const CheckpointFacts*>& 
     lrLogDeparts(run, checkpoints, out, marks);
     rngRestarted(checkpoints, out);
     lrRoseWithoutScheduler(checkpoints, out);
+    accumulationChanged(checkpoints, out);
 }
 
 } // namespace ckpt::rules

@@ -5,6 +5,7 @@
 #include "ckpt/rules/rule_catalogue.h"
 #include "rule_families.h"
 #include "rule_support.h"
+#include "scaler_account.h"
 
 #include <cmath>
 
@@ -41,6 +42,19 @@ void missing(const TrainingState& s, Findings& out)
     out.push_back(std::move(f));
 }
 
+// The optimizer's step may stand for the updates made when it may lag the global step for a reason the
+// files show: AMP skips (an enabled scaler, whose skipped updates the scheduler skips too, transformers@c26b2a29e500
+// src/transformers/trainer.py optimizer_was_run), a loop that counts its skipped updates, or no recorded global
+// step. Otherwise a scheduler that agrees with a lagging optimizer was started afresh with it (the Trainer keeps
+// a fresh optimizer and schedule when optimizer.pt or scheduler.pt is missing, _load_optimizer_and_scheduler).
+bool optimizerStepExplained(const TrainingState& s)
+{
+    if (!s.globalStep || s.globalStepFromName || skippedStepsField(s))
+        return true;
+    const ScalerAccount scaler = accountScaler(s);
+    return scaler.present && !scaler.disabled;
+}
+
 void position(const TrainingState& s, Findings& out)
 {
     const LrSchedule& l = s.scheduler->schedule;
@@ -54,7 +68,7 @@ void position(const TrainingState& s, Findings& out)
     for (const int64_t k : cadence.perUpdate) {
         if (s.globalStep && pos == *s.globalStep * k)
             return;
-        if (opt && pos == opt->step * k)
+        if (opt && pos == opt->step * k && optimizerStepExplained(s))
             return; // stepped only on the updates the optimizer made
     }
     known = s.globalStep.has_value();

@@ -438,6 +438,36 @@ struct LrScheduleBuilder {
             notRecomputable(s, "total_size/step_ratio out of range");
     }
 
+    // transformers' get_scheduler builds a LambdaLR over functools.partial(_get_<type>_..._lr_lambda,
+    // num_warmup_steps=W, num_training_steps=T), saved as an empty dict (transformers@c26b2a29e500
+    // src/transformers/optimization.py; the constant schedule's plain function as None). The state reader
+    // adds the Trainer's type, W and T (training_args.bin, trainer_state.json: readTransformersSchedule)
+    // under "transformers.*" keys; with them the four warmup-then-decay formulas are known.
+    bool readTransformersLambda(LrSchedule& s, NodeId sd, NodeId lambdas)
+    {
+        const NodeId type = g.get(sd, "transformers.lr_scheduler_type");
+        const auto warmup = integerOf(g, g.get(sd, "transformers.warmup_steps"));
+        const auto total = integerOf(g, g.get(sd, "transformers.max_steps"));
+        if (!g.valid(type) || g[type].kind != Kind::String || !warmup || !total || !isSequence(g, lambdas))
+            return false;
+        static const std::set<std::string> known = {"linear", "cosine", "constant", "constant_with_warmup"};
+        if (!known.contains(g[type].text))
+            return false;
+        for (NodeId item : g[lambdas].items) {
+            const bool partial = g.valid(item) && g[item].kind == Kind::Dict && g[item].items.empty();
+            const bool function = g.valid(item) && g[item].kind == Kind::None;
+            if (!partial && !function)
+                return false; // a user's callable object: not the Trainer's schedule
+        }
+        s.kind = "LambdaLR (transformers " + g[type].text + ")";
+        s.m_warmupDecay.style = g[type].text;
+        s.m_warmupDecay.warmup = *warmup;
+        s.m_warmupDecay.total = *total;
+        s.fields.emplace_back("transformers schedule", g[type].text + ", " + std::to_string(*warmup) + " warmup step(s) of "
+                                                           + std::to_string(*total) + " (training_args.bin, trainer_state.json max_steps)");
+        return true;
+    }
+
     void readLambdas(LrSchedule& s, NodeId sd)
     {
         const NodeId l = g.get(sd, "lr_lambdas");
@@ -453,6 +483,8 @@ struct LrScheduleBuilder {
             }
         }
         s.fields.emplace_back("lr_lambdas", text + "]");
+        if (readTransformersLambda(s, sd, l))
+            return;
         notRecomputable(s, "LambdaLR/MultiplicativeLR (their states have the same keys): the lr_lambda functions "
                            "are not saved (only a callable object's attributes are), so only the recorded LR is "
                            "known");

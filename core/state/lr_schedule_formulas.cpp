@@ -182,6 +182,29 @@ double LrSchedule::megatronLr(double maxLr, int64_t samples) const
     return wd.minLr + coeff * (maxLr - wd.minLr);
 }
 
+namespace {
+
+// transformers@c26b2a29e500 src/transformers/optimization.py: a linear warmup over W steps, then the
+// type's decay over T - W (cosine with num_cycles 0.5, get_scheduler's default). `wd` is the
+// schedule's warmup/total/style (LrSchedule::m_warmupDecay, filled by readTransformersLambda).
+template <typename WarmupDecay>
+double transformersFactor(const WarmupDecay& wd, int64_t step)
+{
+    const double t = static_cast<double>(step), w = static_cast<double>(wd.warmup), total = static_cast<double>(wd.total);
+    if (wd.style == "constant")
+        return 1.0;
+    if (step < wd.warmup)
+        return t / std::max(1.0, w);
+    if (wd.style == "constant_with_warmup")
+        return 1.0;
+    if (wd.style == "linear")
+        return std::max(0.0, (total - t) / std::max(1.0, total - w));
+    const double progress = (t - w) / std::max(1.0, total - w);
+    return std::max(0.0, 0.5 * (1.0 + std::cos(kPi * 0.5 * 2.0 * progress)));
+}
+
+} // namespace
+
 std::vector<double> LrSchedule::formulaAt(int64_t step) const
 {
     const double t = static_cast<double>(step);
@@ -195,6 +218,8 @@ std::vector<double> LrSchedule::formulaAt(int64_t step) const
         return each([&](double b, std::size_t) { return nemoCosineAnnealing(b, step); });
     if (kind == "Megatron OptimizerParamScheduler")
         return each([&](double b, std::size_t) { return megatronLr(b, step); });
+    if (kind.starts_with("LambdaLR (transformers ")) // readTransformersLambda: optimization.py's lambdas
+        return each([&](double b, std::size_t) { return b * transformersFactor(m_warmupDecay, step); });
     if (kind == "StepLR")
         return each([&](double b, std::size_t) { return b * std::pow(m_gamma, static_cast<double>(step / m_stepSize)); });
     if (kind == "MultiStepLR") {

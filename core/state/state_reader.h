@@ -3,7 +3,8 @@
 // from the checkpoint's files. Its members live in files named for what they hold:
 // training_state.cpp (the order of reading, opening files, JSON sidecars, the layout of a single
 // file, the global step), state_reader_parts.cpp (each part of S_t from a pickled file),
-// optimizer_name_mapping.cpp (optimizer entries to model parameter names) and
+// optimizer_name_mapping.cpp (optimizer entries to model parameter names), state_reader_transformers.cpp
+// (the Trainer's schedule from training_args.bin and trainer_state.json) and
 // state_reader_dcp.cpp (a torch.distributed.checkpoint folder).
 #pragma once
 
@@ -50,6 +51,7 @@ private:
     void settleGlobalStep();
     void noteUnreadParts();
     void readNameCounters();
+    void readProcessCount();
 
     // state_reader_parts.cpp
     void readModel(Opened& f);
@@ -68,6 +70,9 @@ private:
     void readChainedOptimizer(Opened& f);
     void readMegatronGradScaler(const CheckpointFile& file, NodeId gs, Provenance from);
     void readFp32Masters(Opened& f, NodeId optimizer);
+
+    // state_reader_transformers.cpp
+    void readTransformersSchedule();
 
     // optimizer_name_mapping.cpp
     bool shapesAgree(const std::vector<std::string>& order, const std::vector<std::string>& names) const;

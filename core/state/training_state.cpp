@@ -74,11 +74,13 @@ void StateReader::read()
         readRng(f);
     for (auto& f : m_files)
         readCounters(f);
+    readTransformersSchedule();
     for (auto& f : m_files)
         readMegatronExtras(f);
     mapOptimizerNames();
     noteUnreadParts();
     readNameCounters();
+    readProcessCount();
     settleGlobalStep();
 }
 
@@ -320,21 +322,25 @@ void StateReader::refineSingleFileLayout()
 // NeMo keeps the samples consumed only in the checkpoint's name ("...-step=40-consumed_samples=320.0"),
 // and reads them back from it on resume (NVIDIA/NeMo@8cfedd72 nemo/collections/nlp/models/
 // language_modeling/megatron_base_model.py _extract_consumed_samples_from_ckpt): the data cursor.
+// accelerate's save_state writes one random_states_<process_index>.pkl per process
+// (accelerate@8d1479def0bb src/accelerate/checkpointing.py save_accelerator_state): their count is the
+// number of processes, which accelerate records nowhere else.
+void StateReader::readProcessCount()
+{
+    if (m_state.layout.layout != Layout::Accelerate)
+        return;
+    std::set<int> ranks;
+    for (const auto& f : m_state.layout.files) {
+        if (f.role == "rng" && f.rank >= 0 && std::filesystem::path(f.path).filename().string().starts_with("random_states_"))
+            ranks.insert(f.rank);
+    }
+    if (!ranks.empty())
+        field(m_state.environment, "accelerate.num_processes", std::to_string(ranks.size()),
+              {m_state.layout.path, {std::string("(random_states_<i>.pkl files)")}});
+}
+
 void StateReader::readNameCounters()
 {
-    // accelerate's save_state writes one random_states_<process_index>.pkl per process
-    // (accelerate@8d1479def0bb src/accelerate/checkpointing.py save_accelerator_state): their count is
-    // the number of processes, which accelerate records nowhere else.
-    if (m_state.layout.layout == Layout::Accelerate) {
-        std::set<int> ranks;
-        for (const auto& f : m_state.layout.files) {
-            if (f.role == "rng" && f.rank >= 0 && std::filesystem::path(f.path).filename().string().starts_with("random_states_"))
-                ranks.insert(f.rank);
-        }
-        if (!ranks.empty())
-            field(m_state.environment, "accelerate.num_processes", std::to_string(ranks.size()),
-                  {m_state.layout.path, {std::string("(random_states_<i>.pkl files)")}});
-    }
     if (m_state.layout.layout != Layout::Nemo)
         return;
     static const std::regex consumed(R"(consumed_samples=(\d+)(?:\.\d+)?)");
@@ -360,6 +366,7 @@ void StateReader::settleGlobalStep()
         }
     }
     m_state.globalStep = m_state.layout.stepFromName;
+    m_state.globalStepFromName = m_state.globalStep.has_value();
 }
 
 } // namespace detail

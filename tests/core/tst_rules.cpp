@@ -340,6 +340,25 @@ private slots:
         QVERIFY(!find(checkRunDir(sample("ddp4-mlp"), false), "rng.restarted"));
     }
 
+    // Lightning 2.1.4 itself resumed with accumulate_grad_batches 2 instead of 1 (the real-library run):
+    // the batches per optimizer step between saves with no restore between them change from 1 to 2. A
+    // healthy mid-epoch resume (its restore pair skipped) and a run with one accumulation are quiet.
+    void accumulationChanged()
+    {
+        testedRules().insert("data.accumulation-changed");
+        const std::string runs = std::string(CKPT_SOURCE_DIR) + "/tests/fixtures/real_libraries/runs/lightning/";
+        const auto pos = checkRunDir(runs + "accumulation-changed", false);
+        const Finding* f = find(pos, "data.accumulation-changed");
+        QVERIFY2(f, listRules(pos).constData());
+        QCOMPARE(f->severity, Severity::Warning);
+        QCOMPARE(f->component, Component::Data);
+        QVERIFY2(f->message.find("changed: 1 from") != std::string::npos && f->message.find("then 2 (8 batches for 4 steps)") != std::string::npos,
+                 f->message.c_str());
+        QVERIFY(f->assumes.find("accumulate_grad_batches") != std::string::npos);
+        QVERIFY(!find(checkRunDir(runs + "clean-resume", false), "data.accumulation-changed"));
+        QVERIFY(!find(checkRunDir(runs + "clean-by-epoch", false), "data.accumulation-changed"));
+    }
+
     // No scheduler state saved and the optimizer's lr fell, then rose: a schedule rebuilt at a resume.
     // The same checkpoints with their scheduler state are judged by the scheduler rules instead.
     void lrRoseWithoutScheduler()

@@ -150,6 +150,10 @@ struct TrainingState {
     std::vector<StateField> progress;    // C: global_step, epoch, micro_step...
     std::vector<StateField> environment; // E: versions, config hashes, world size...
     std::optional<int64_t> globalStep;   // the agreed global step (progress field, manifest, or directory name)
+    /// globalStep comes from the checkpoint's name alone (step_N, checkpoint-N): no file records it, so it
+    /// is the user's or the writer's naming convention, which may count batches, not updates
+    /// (accelerate's examples/by_feature/checkpointing.py names step_{batches}).
+    bool globalStepFromName = false;
     std::vector<std::string> warnings;   // files that could not be read, ambiguities
     /// The files the reader opened and parsed, kept only when ReadOptions::keepFiles asks: a caller
     /// that needs them again (the rules' imports, the Tensors tab) shares them instead of parsing a
