@@ -211,6 +211,11 @@ void collect(RunHistory& h, const fs::path& dir, int depth)
         const std::string name = e.path().filename().string();
         if (name.starts_with(".")) // temporary save folders (.tmp-checkpoint-...) are not checkpoints
             continue;
+        // <run>/probes/after-<checkpoint>/ holds the update recorded after each save (packaging/python
+        // ckpt_writer.py probe_dir_for; read by core/report/probe_list.cpp), never a checkpoint, whatever
+        // its name says ("after-step_10").
+        if (name == "probes" && e.is_directory(ec))
+            continue;
         if (e.is_directory(ec)) {
             // NeMo 1.x's mp_rank_TT/ folders hold one rank's file of each checkpoint: the files of rank
             // folder 0 stand for all ranks (detectLayout reads them together).

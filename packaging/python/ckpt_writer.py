@@ -51,7 +51,8 @@ import torch
 
 __all__ = ["CheckpointWriter", "CheckpointError", "load_latest", "verify_checkpoint", "read_manifest",
            "capture_rng", "restore_rng", "checkpoint_name", "MANIFEST_FORMAT_VERSION", "STATE_FORMAT_VERSION",
-           "UpdateProbe", "SupervisedLoss", "probe_dir_for", "tensor_digest", "PROBE_FORMAT_VERSION"]
+           "UpdateProbe", "SupervisedLoss", "probe_dir_for", "tensor_digest", "PROBE_FORMAT_VERSION",
+           "file_table", "manifest_dict", "commit_manifest"]
 
 MANIFEST_FORMAT_VERSION = 3   # manifest.json "format_version" (guide §6.3)
 STATE_FORMAT_VERSION = 1      # optimizer.pt "format_version" (guide §5, save_state)
@@ -163,6 +164,57 @@ def _dist():
     if dist.is_available() and dist.is_initialized():
         return dist
     return None
+
+
+def file_table(checkpoint_dir, names=None):
+    """{relative name: {"bytes", "sha256"}} of the files in checkpoint_dir, read back from disk (guide §6.2
+    校验大小和哈希). names: the files to list (relative, "/"-separated); default every regular file below
+    checkpoint_dir, recursively, except manifest.json and COMPLETE (what `ckpt audit` expects listed)."""
+    if names is None:
+        names = []
+        for root, dirs, fnames in os.walk(checkpoint_dir):
+            dirs.sort()
+            for n in fnames:
+                rel = os.path.relpath(os.path.join(root, n), checkpoint_dir).replace(os.sep, "/")
+                if rel not in (MANIFEST, COMPLETE):
+                    names.append(rel)
+    files = {}
+    for name in sorted(names):
+        p = os.path.join(checkpoint_dir, name)
+        files[name] = {"bytes": os.path.getsize(p), "sha256": _sha256(p)}
+    return files
+
+
+def manifest_dict(global_step, *, epoch=None, world_size=None, model_arch=None, config_sha256=None,
+                  dataset_version=None, code_commit=None, extra=None, files):
+    """manifest.json's content (guide §6.3), keys in CheckpointWriter's order. world_size=None leaves it out
+    (a layout whose per-rank RNG files are not named rng-rank-N.pt / rng_state_N.pth: `ckpt audit` checks
+    one RNG file per rank of world_size by those names); code_commit=None leaves it out."""
+    if extra and _RESERVED_MANIFEST_KEYS & set(extra):
+        raise ValueError("extra_manifest may not set %s" % sorted(_RESERVED_MANIFEST_KEYS & set(extra)))
+    manifest = {"format_version": MANIFEST_FORMAT_VERSION, "global_step": global_step, "epoch": epoch}
+    if world_size is not None:
+        manifest["world_size"] = world_size
+    manifest.update({"model_arch": model_arch, "config_sha256": config_sha256, "dataset_version": dataset_version})
+    if code_commit is not None:
+        manifest["code_commit"] = code_commit
+    manifest["torch_version"] = torch.__version__
+    if torch.version.cuda:
+        manifest["cuda_version"] = torch.version.cuda
+    for k, v in (extra or {}).items():
+        manifest[k] = v
+    manifest["files"] = files
+    return manifest
+
+
+def commit_manifest(checkpoint_dir, manifest):
+    """Writes manifest.json, then COMPLETE last, each flushed and fsynced, then fsyncs the directory (guide
+    §6.2: 写 manifest.json → 写 COMPLETE). A framework's own folder (the Trainer's checkpoint-N, accelerate's
+    save_state folder) is committed in place: there the framework already wrote its files."""
+    text = json.dumps(manifest, indent=2) + "\n"
+    _write_file(os.path.join(checkpoint_dir, MANIFEST), lambda f: f.write(text.encode("utf-8")))
+    _write_file(os.path.join(checkpoint_dir, COMPLETE), lambda f: None)
+    _fsync_dir(checkpoint_dir)
 
 
 class CheckpointWriter:
@@ -305,29 +357,14 @@ class CheckpointWriter:
             missing = [r for r in range(self.world_size) if "rng-rank-%d.pt" % r not in names]
             if missing:
                 raise CheckpointError("no RNG file for rank(s) %s of world_size %d" % (missing, self.world_size))
-            files = {}
-            for name in names:
-                p = os.path.join(tmp, name)
-                files[name] = {"bytes": os.path.getsize(p), "sha256": _sha256(p)}
+            files = file_table(tmp, names)
 
-            # 5. manifest
-            manifest = {"format_version": MANIFEST_FORMAT_VERSION, "global_step": step, "epoch": epoch,
-                        "world_size": self.world_size, "model_arch": self.model_arch or _arch_of(model),
-                        "config_sha256": self.config_sha256, "dataset_version": self.dataset_version}
-            if self.code_commit is not None:
-                manifest["code_commit"] = self.code_commit
-            manifest["torch_version"] = torch.__version__
-            if torch.version.cuda:
-                manifest["cuda_version"] = torch.version.cuda
-            for k, v in (extra_manifest or {}).items():
-                manifest[k] = v
-            manifest["files"] = files
-            text = json.dumps(manifest, indent=2) + "\n"
-            _write_file(os.path.join(tmp, MANIFEST), lambda f: f.write(text.encode("utf-8")))
-
-            # 6. COMPLETE last
-            _write_file(os.path.join(tmp, COMPLETE), lambda f: None)
-            _fsync_dir(tmp)
+            # 5. manifest, 6. COMPLETE last
+            manifest = manifest_dict(step, epoch=epoch, world_size=self.world_size,
+                                     model_arch=self.model_arch or _arch_of(model), config_sha256=self.config_sha256,
+                                     dataset_version=self.dataset_version, code_commit=self.code_commit,
+                                     extra=extra_manifest, files=files)
+            commit_manifest(tmp, manifest)
 
             # 7. publish the directory
             old = None

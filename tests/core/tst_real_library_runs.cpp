@@ -61,9 +61,12 @@ private slots:
         for (const auto& [name, run] : index["runs"].items()) {
             libraries.insert(name.substr(0, name.find('/')));
             QVERIFY2(fs::exists(runsRoot() / name / run["path"].get<std::string>()), name.c_str());
-            QVERIFY2(run["clean"].get<bool>() || !run["expect"].empty(), (name + ": a mistake with no expected finding").c_str());
+            // A probes run's mistake may be caught by `ckpt validate` alone (its "validate" says where).
+            QVERIFY2(run["clean"].get<bool>() || !run["expect"].empty() || run.contains("validate"),
+                     (name + ": a mistake with no expected finding").c_str());
         }
-        QCOMPARE(libraries, (std::set<std::string>{"accelerate", "lightning", "transformers"}));
+        // "probes": the three libraries again, under packaging/python/ckpt_callbacks.py (runs_probes.py).
+        QCOMPARE(libraries, (std::set<std::string>{"accelerate", "lightning", "probes", "transformers"}));
         for (const char* lib : {"accelerate", "lightning", "transformers"})
             QVERIFY2(index["versions"].contains(lib), lib);
     }
@@ -111,6 +114,66 @@ private slots:
             QEXPECT_FAIL("", run["gap"].get<std::string>().c_str(), Abort);
         QVERIFY2(loud == wantLoud && missingInfos.empty(), got.c_str());
         QCOMPARE(r.code, wantLoud.empty() ? 0 : 1);
+    }
+
+    // Issue 33 point 5: packaging/python/ckpt_callbacks.py under the real libraries (runs_probes.py). Every
+    // probes run's "audit" folder passes `ckpt audit` (manifest.json and COMPLETE in every save folder, exit 0),
+    // and `ckpt validate` of each checkpoint in its "validate" gives what it says: "pass" (exit 0), or
+    // "differs:<component>" (exit 1, that component the first difference). Healthy probes runs are also
+    // quiet under `ckpt check`, which findingsAreTheExpectedOnes asserts with every other run.
+    void probesValidate_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("checkpoint");
+        QTest::addColumn<QString>("want");
+        const json index = runIndex();
+        if (!index.contains("runs"))
+            return;
+        for (const auto& [name, run] : index["runs"].items()) {
+            if (!run.contains("validate"))
+                continue;
+            for (const auto& [checkpoint, want] : run["validate"].items())
+                QTest::newRow((name + " " + checkpoint).c_str()) << QString::fromStdString(name)
+                                                                 << QString::fromStdString(checkpoint)
+                                                                 << QString::fromStdString(want.get<std::string>());
+        }
+    }
+    void probesValidate()
+    {
+        QFETCH(QString, name);
+        QFETCH(QString, checkpoint);
+        QFETCH(QString, want);
+        const json run = runIndex()["runs"][name.toStdString()];
+        const fs::path root = runsRoot() / name.toStdString();
+
+        const fs::path audited = root / run["audit"].get<std::string>();
+        const CkptRun audit = runCkpt({QStringLiteral("audit"), QString::fromStdString(audited.string())});
+        QVERIFY2(audit.code == 0, (audit.out.right(3000) + audit.err.right(1000)).constData());
+
+        const fs::path ckpt = root / checkpoint.toStdString();
+        const CkptRun r = runCkpt({QStringLiteral("validate"), QString::fromStdString(ckpt.string()), QStringLiteral("--device"),
+                                   QStringLiteral("cpu"), QStringLiteral("--json")});
+        json report;
+        for (const QByteArray& line : r.out.split('\n')) {
+            if (line.trimmed().isEmpty())
+                continue;
+            const json event = json::parse(line.toStdString(), nullptr, false);
+            if (event.is_object() && event.value("event", "") == "report")
+                report = event;
+        }
+        QVERIFY2(report.is_object(), (r.out.right(2000) + r.err.right(1000)).constData());
+        const std::string detail = report.dump().substr(0, 3000);
+        if (want == QLatin1String("pass")) {
+            QVERIFY2(report["verdict"] == "pass" && report["first_difference"].is_null(), detail.c_str());
+            QCOMPARE(r.code, 0);
+            QCOMPARE(q(report["optimizer_mode"].get<std::string>()), QByteArray("step"));
+        } else {
+            QVERIFY2(want.startsWith(QLatin1String("differs:")), qPrintable(want));
+            const std::string part = want.mid(8).toStdString();
+            QVERIFY2(report["verdict"] == "differs", detail.c_str());
+            QVERIFY2(report["first_difference"] == part, detail.c_str());
+            QCOMPARE(r.code, 1);
+        }
     }
 };
 
