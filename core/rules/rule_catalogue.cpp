@@ -187,6 +187,8 @@ const std::vector<RuleInfo> kRules = {
      "the steps between consecutive saves are regular"},
     {"run.latest", S::Error, C::Integrity, R::Run, "§8.3",
      "the checkpoint `latest` designates exists and is complete"},
+    {"run.lineage-diverges", S::Error, C::Progress, R::Run, "§8.3",
+     "consecutive checkpoints' training logs (trainer_state.json log_history) agree on every step both logged"},
     {"run.best-missing", S::Warning, C::Integrity, R::Run, "§8.3",
      "the best checkpoint a run records is present in the run"},
 };

@@ -3,9 +3,13 @@
 // their names, saved at a regular interval, `latest` designating a complete checkpoint, the best
 // checkpoint present, and the learning rate logged after each checkpoint following the schedule
 // that checkpoint saved (the step where it departs is where the run broke).
+#include "ckpt/formats/python_json.h"
+#include "ckpt/io/read_only_file.h"
 #include "ckpt/rules/rule_catalogue.h"
 #include "rule_families.h"
 #include "rule_support.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -354,6 +358,70 @@ void accumulationChanged(const std::vector<const CheckpointFacts*>& cs, Findings
     }
 }
 
+// The training log a checkpoint carries: transformers' Trainer saves its whole log_history in every
+// checkpoint's trainer_state.json and a resume loads it and appends (transformers@c26b2a29e500
+// src/transformers/trainer.py _save_checkpoint, _inner_training_loop TrainerState.load_from_json), so a
+// later checkpoint of the same run starts with an earlier one's entries. The training entries (those with
+// a `loss`) by step, as their JSON text; empty when the checkpoint has no such log or it cannot be read.
+std::map<int64_t, std::string> trainingLog(const TrainingState& s)
+{
+    std::map<int64_t, std::string> out;
+    for (const auto& f : s.layout.files) {
+        if (f.role != "trainer_state")
+            continue;
+        try {
+            const auto doc = parsePythonJson(readBoundedFile(f.path, kSidecarJsonLimit));
+            const auto log = doc.find("log_history");
+            if (log == doc.end() || !log->is_array())
+                return out;
+            for (const auto& entry : *log) {
+                if (entry.is_object() && entry.contains("loss") && entry.contains("step") && entry["step"].is_number_integer())
+                    out[entry["step"].get<int64_t>()] = entry.dump();
+            }
+        } catch (const std::exception&) {
+            // an unreadable trainer_state.json is the state reader's warning
+        }
+        return out;
+    }
+    return out;
+}
+
+// Two consecutive checkpoints of one folder whose logs disagree on a step both logged were written by two
+// different runs: a new Trainer without resume_from_checkpoint, or a resume from an older checkpoint,
+// saved into the output_dir beside the other run's checkpoints. get_last_checkpoint then resumes from
+// whichever is newest by number, whatever run it came from.
+void lineageDiverges(const std::vector<const CheckpointFacts*>& cs, Findings& out)
+{
+    std::map<int64_t, std::string> before;
+    const CheckpointFacts* previous = nullptr;
+    for (const CheckpointFacts* c : cs) {
+        std::map<int64_t, std::string> log = trainingLog(c->state);
+        if (log.empty())
+            continue;
+        for (const auto& [step, entry] : before) {
+            const auto it = log.find(step);
+            if (it == log.end() || it->second == entry)
+                continue;
+            Finding f = makeFinding("run.lineage-diverges",
+                c->state.path + " and " + previous->state.path + " log different training at step " + std::to_string(step)
+                    + ": they come from two runs written into one folder",
+                hintWithNext("Each checkpoint carries the run's whole training log, and a resume continues it; a checkpoint whose "
+                             "log departs from the one saved before it was written by another run: a new Trainer started "
+                             "without resume_from_checkpoint (from_pretrained weights only), or a resume from an older "
+                             "checkpoint, saving beside the first run's checkpoints. A resume picks the highest number, "
+                             "whichever run wrote it (recovery guide §8.3 on retention and rollback).",
+                             Component::Progress));
+            f.evidence.push_back({"step " + std::to_string(step) + " in " + previous->state.path, before.at(step), previous->state.path});
+            f.evidence.push_back({"step " + std::to_string(step) + " in " + c->state.path, it->second, c->state.path});
+            f.checkpoints = {previous->state.path, c->state.path};
+            out.push_back(std::move(f));
+            break;
+        }
+        before = std::move(log);
+        previous = c;
+    }
+}
+
 // A schedule rebuilt at a resume shows in the optimizer's own lr (story OneTrainer#1604: the
 // scheduler state was not saved and the resume built the cosine anew from the current config,
 // rescaling it): from save to save the lr fell, then rose. Judged only over checkpoints without
@@ -420,6 +488,7 @@ void runRules(const RunHistory& run, const std::vector<const CheckpointFacts*>& 
     rngRestarted(checkpoints, out);
     lrRoseWithoutScheduler(checkpoints, out);
     accumulationChanged(checkpoints, out);
+    lineageDiverges(checkpoints, out);
 }
 
 } // namespace ckpt::rules

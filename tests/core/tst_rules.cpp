@@ -359,6 +359,27 @@ private slots:
         QVERIFY(!find(checkRunDir(runs + "clean-by-epoch", false), "data.accumulation-changed"));
     }
 
+    // transformers 4.34 itself: a second Trainer built from checkpoint-12's weights without
+    // resume_from_checkpoint rewrote checkpoint-4 beside the first run's checkpoint-8 and -12; their
+    // log_history disagree at the steps both logged. Healthy resumes, from the latest or from an older
+    // checkpoint replayed exactly, continue the log and are quiet.
+    void lineageDiverges()
+    {
+        testedRules().insert("run.lineage-diverges");
+        const std::string runs = std::string(CKPT_SOURCE_DIR) + "/tests/fixtures/real_libraries/runs/transformers/";
+        const auto pos = checkRunDir(runs + "weights-only", false);
+        const Finding* f = find(pos, "run.lineage-diverges");
+        QVERIFY2(f, listRules(pos).constData());
+        QCOMPARE(f->severity, Severity::Error);
+        QCOMPARE(f->component, Component::Progress);
+        QCOMPARE(f->checkpoints.size(), std::size_t(2));
+        QVERIFY2(f->checkpoints[0].ends_with("checkpoint-4") && f->checkpoints[1].ends_with("checkpoint-8"), f->message.c_str());
+        QCOMPARE(f->evidence.size(), std::size_t(2));
+        QVERIFY(f->evidence[0].value != f->evidence[1].value);
+        for (const char* clean : {"clean-resume", "older-checkpoint", "clean-rotation"})
+            QVERIFY2(!find(checkRunDir(runs + clean, false), "run.lineage-diverges"), clean);
+    }
+
     // No scheduler state saved and the optimizer's lr fell, then rose: a schedule rebuilt at a resume.
     // The same checkpoints with their scheduler state are judged by the scheduler rules instead.
     void lrRoseWithoutScheduler()
