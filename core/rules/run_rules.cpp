@@ -6,6 +6,7 @@
 #include "ckpt/formats/python_json.h"
 #include "ckpt/io/read_only_file.h"
 #include "ckpt/rules/rule_catalogue.h"
+#include "ckpt/rules/tensor_content.h"
 #include "rule_families.h"
 #include "rule_support.h"
 
@@ -22,6 +23,23 @@ namespace ckpt::rules {
 namespace {
 
 bool close(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max({std::fabs(a), std::fabs(b), 1e-12}); }
+
+// Whether two checkpoints' first model parameter (by name, stored whole) holds other bits; false when
+// it cannot be told (no content source, no common parameter, unreadable).
+bool sameStepOtherWeights(const CheckpointFacts& a, const CheckpointFacts& b)
+{
+    if (!a.content || !a.state.model || !b.state.model)
+        return false;
+    for (const auto& pb : b.state.model->parameters) {
+        if (!pb.pieces.empty())
+            continue;
+        for (const auto& pa : a.state.model->parameters) {
+            if (pa.name == pb.name && pa.pieces.empty())
+                return !a.content->sameBits(pa.from, pb.from).value_or(true);
+        }
+    }
+    return false;
+}
 
 void stepsOrder(const RunHistory& run, const std::vector<const CheckpointFacts*>& cs, Findings& out)
 {
@@ -54,8 +72,9 @@ void stepsOrder(const RunHistory& run, const std::vector<const CheckpointFacts*>
         return;
     // No checkpoint records a global step (accelerate saves none): where the run orders its checkpoints
     // by save index (checkpoint_<i>), the optimizer's own step, which only moves forward in one run,
-    // must not go back from one save to the next. An equal step is not judged: a second save without
-    // an update between them is legitimate.
+    // must not go back from one save to the next. An equal step is a second save without an update
+    // between them, legitimate when the weights are the same; other weights at the same step come from
+    // another branch (a warning: only the optimizer is assumed to change the weights).
     std::map<std::string, int64_t> saveIndex;
     for (const auto& rc : run.checkpoints) {
         if (rc.saveIndex)
@@ -67,6 +86,22 @@ void stepsOrder(const RunHistory& run, const std::vector<const CheckpointFacts*>
         const auto step = optimizerStep(c->state);
         if (!step || !saveIndex.contains(c->state.path))
             continue;
+        if (before && step->step == beforeStep->step && sameStepOtherWeights(*before, *c)) {
+            Finding f = makeFinding("run.steps-order",
+                c->state.path + " (save " + std::to_string(saveIndex[c->state.path]) + ") and " + before->state.path
+                    + " saved before it hold an optimizer at the same step " + std::to_string(step->step)
+                    + " but different weights: the later save continued another branch of the run",
+                hintWithNext("The checkpoints record no global step, so the optimizer's step orders them: a resume from an "
+                             "older checkpoint than the latest trained to the same step again, and its saves sit beside the "
+                             "abandoned branch's; `latest` and rollback may pick either (recovery guide §8.3 on retention and rollback).",
+                             Component::Progress));
+            f.severity = Severity::Warning;
+            f.assumes = "only optimizer updates change the weights (no EMA swap, pruning or hand edit between two saves)";
+            f.evidence.push_back(evidence("optimizer step in A", std::to_string(beforeStep->step), beforeStep->from));
+            f.evidence.push_back(evidence("optimizer step in B", std::to_string(step->step), step->from));
+            f.checkpoints = {before->state.path, c->state.path};
+            out.push_back(std::move(f));
+        }
         if (before && step->step < beforeStep->step) {
             Finding f = makeFinding("run.steps-order",
                 c->state.path + " (save " + std::to_string(saveIndex[c->state.path]) + ") holds an optimizer at step "
