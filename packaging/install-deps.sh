@@ -13,7 +13,7 @@ TEST="$TEST openssh-server openssh-client slurm-wlm munge"
 FUZZ="clang libclang-rt-14-dev"
 # Regenerating the real-library runs only (packaging/install-deps.sh frameworks): what accelerate,
 # Lightning and transformers import, as Debian packages (tests/fixtures/real_libraries/README.md).
-FRAMEWORKS="python3-torch python3-numpy python3-yaml python3-packaging python3-psutil python3-tqdm python3-fsspec python3-typing-extensions python3-filelock python3-requests python3-regex"
+FRAMEWORKS="python3-torch python3-numpy python3-yaml python3-packaging python3-psutil python3-tqdm python3-fsspec python3-typing-extensions python3-filelock python3-requests python3-regex python3-protobuf"
 PACKAGES="$BUILD $TEST ${EXTRA_PACKAGES:-}"
 if [ "${1:-}" = fuzz ]; then PACKAGES="$PACKAGES $FUZZ"; fi
 if [ "${1:-}" = frameworks ]; then PACKAGES="$PACKAGES $FRAMEWORKS"; fi
