@@ -17,6 +17,22 @@ namespace {
 
 void cursorMissing(const TrainingState& s, const DataCursor& d, Findings& out)
 {
+    // Nothing of D at all in a checkpoint that has trained (accelerate saves its sampler only for an
+    // iterable dataset: accelerate@8d1479def0bb src/accelerate/checkpointing.py save_accelerator_state): the
+    // files cannot say whether a resume skipped the batches already trained on.
+    const auto opt = optimizerStep(s);
+    if (s.data.empty() && !d.epoch && opt && opt->step > 0) {
+        Finding f = makeFinding("data.cursor-missing",
+            "no data position is recorded (no epoch, batch, sampler or loader state) although the optimizer took "
+                + std::to_string(opt->step) + " step(s): whether a resume skipped the batches already trained on is not in the files",
+            hintWithNext("The loop must skip them itself (accelerate: skip_first_batches(dataloader, n) for the rest of the "
+                         "epoch, with n from the step and the dataloader's length; its sampler.bin is saved only for "
+                         "iterable datasets), and nothing records that it did: save the epoch and batch position beside the "
+                         "optimizer (recovery guide §4.2 on saving the data position as well as the RNG).", Component::Data));
+        f.evidence.push_back(evidence("optimizer step", std::to_string(opt->step), opt->from));
+        out.push_back(std::move(f));
+        return;
+    }
     if (d.position || !d.epoch || s.layout.layout == Layout::HfTrainer || s.layout.layout == Layout::Lightning || s.layout.layout == Layout::Nemo)
         return;
     Finding f = makeFinding("data.cursor-missing",

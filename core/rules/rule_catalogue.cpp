@@ -110,7 +110,7 @@ const std::vector<RuleInfo> kRules = {
      "a generator in B is in a state A recorded for another rank or generator (reseeded, stream replayed)"},
     // data (D)
     {"data.cursor-missing", S::Info, C::Data, R::Checkpoint, "§4.2",
-     "an epoch is recorded but no position within it"},
+     "an epoch is recorded but no position within it, or a trained checkpoint records no data position at all"},
     {"data.cursor-vs-step", S::Error, C::Data, R::Checkpoint, "§4.2, §5",
      "epoch × batches per epoch + batch position equals global step × gradient accumulation"},
     {"data.ranks-disagree", S::Error, C::Data, R::Checkpoint, "§4.2, §4.4",

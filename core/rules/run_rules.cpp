@@ -24,42 +24,61 @@ namespace {
 
 bool close(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max({std::fabs(a), std::fabs(b), 1e-12}); }
 
-// Whether two checkpoints' first model parameter (by name, stored whole) holds other bits; false when
+// Whether two checkpoints' first model parameter (by name, stored whole) holds other bits; nullopt when
 // it cannot be told (no content source, no common parameter, unreadable).
-bool sameStepOtherWeights(const CheckpointFacts& a, const CheckpointFacts& b)
+std::optional<bool> weightsDiffer(const CheckpointFacts& a, const CheckpointFacts& b)
 {
     if (!a.content || !a.state.model || !b.state.model)
-        return false;
+        return std::nullopt;
     for (const auto& pb : b.state.model->parameters) {
         if (!pb.pieces.empty())
             continue;
         for (const auto& pa : a.state.model->parameters) {
-            if (pa.name == pb.name && pa.pieces.empty())
-                return !a.content->sameBits(pa.from, pb.from).value_or(true);
+            if (pa.name == pb.name && pa.pieces.empty()) {
+                const auto same = a.content->sameBits(pa.from, pb.from);
+                return same ? std::optional<bool>(!*same) : std::nullopt;
+            }
         }
     }
-    return false;
+    return std::nullopt;
 }
 
 void stepsOrder(const RunHistory& run, const std::vector<const CheckpointFacts*>& cs, Findings& out)
 {
-    std::set<int64_t> seen;
+    std::map<int64_t, const CheckpointFacts*> seen;
     const CheckpointFacts* previous = nullptr;
     for (const CheckpointFacts* c : cs) {
         if (!c->state.globalStep)
             continue;
         const int64_t step = *c->state.globalStep;
         std::string problem;
-        if (seen.contains(step))
-            problem = "two checkpoints record global step " + std::to_string(step);
-        else if (previous && step < *previous->state.globalStep)
+        // A step saved twice with the same weights is a second save of one state (Lightning 1.9 saves again
+        // after a resume at an epoch's end: its ModelCheckpoint does not save the step it last saved at,
+        // Lightning@a020506a81a6 src/pytorch_lightning/callbacks/model_checkpoint.py _last_global_step_saved).
+        std::optional<bool> differ;
+        bool unread = false;
+        if (const auto it = seen.find(step); it != seen.end()) {
+            differ = weightsDiffer(*it->second, *c);
+            unread = !differ.has_value();
+            if (differ == false) {
+                previous = c;
+                continue;
+            }
+            problem = "two checkpoints record global step " + std::to_string(step)
+                    + (differ ? " with different weights" : "; whether they hold the same state could not be read");
+        } else if (previous && step < *previous->state.globalStep) {
             problem = c->state.path + " records step " + std::to_string(step) + ", earlier than " + previous->state.path
                     + " before it (" + std::to_string(*previous->state.globalStep) + ")";
-        seen.insert(step);
+        }
+        seen.emplace(step, c);
         if (!problem.empty()) {
             Finding f = makeFinding("run.steps-order", problem,
                 hintWithNext("A resume restarted the step counter, or a checkpoint was overwritten/renamed; `latest` and "
                              "rollback (recovery guide §8.3 on retention and rollback) pick the wrong state when steps do not increase.", Component::Progress));
+            if (unread) {
+                f.severity = Severity::Warning;
+                f.assumes = "two saves at one global step hold different states (their weights could not be compared)";
+            }
             f.evidence.push_back(globalStepEvidence(c->state));
             if (previous)
                 f.evidence.push_back(globalStepEvidence(previous->state));
@@ -86,7 +105,7 @@ void stepsOrder(const RunHistory& run, const std::vector<const CheckpointFacts*>
         const auto step = optimizerStep(c->state);
         if (!step || !saveIndex.contains(c->state.path))
             continue;
-        if (before && step->step == beforeStep->step && sameStepOtherWeights(*before, *c)) {
+        if (before && step->step == beforeStep->step && weightsDiffer(*before, *c).value_or(false)) {
             Finding f = makeFinding("run.steps-order",
                 c->state.path + " (save " + std::to_string(saveIndex[c->state.path]) + ") and " + before->state.path
                     + " saved before it hold an optimizer at the same step " + std::to_string(step->step)
@@ -355,8 +374,8 @@ void accumulationChanged(const std::vector<const CheckpointFacts*>& cs, Findings
     std::set<int64_t> shared;
     for (std::size_t i = 1; i < cs.size(); ++i) {
         auto pair = batchesPerStep(*cs[i - 1], *cs[i]);
-        if (!pair)
-            continue;
+        if (!pair || pair->fits.empty())
+            continue; // a save between two steps of an accumulation (Lightning 1.9's re-save after a resume)
         if (!from) {
             from = pair->a;
             to = pair->b;
