@@ -12,7 +12,8 @@ TEST="$TEST openssh-server openssh-client slurm-wlm munge"
 # The fuzz preset only (packaging/install-deps.sh fuzz): clang with libFuzzer and the sanitizers.
 FUZZ="clang libclang-rt-14-dev"
 # Regenerating the real-library runs only (packaging/install-deps.sh frameworks): what accelerate,
-# Lightning and transformers import, as Debian packages (tests/fixtures/real_libraries/README.md).
+# Lightning and transformers import, as Debian packages (tests/fixtures/real_libraries/README.md); the
+# older set of its lock.json (pytorch_lightning 1.9, accelerate 0.19, transformers 4.26) needs no more.
 FRAMEWORKS="python3-torch python3-numpy python3-yaml python3-packaging python3-psutil python3-tqdm python3-fsspec python3-typing-extensions python3-filelock python3-requests python3-regex python3-protobuf"
 PACKAGES="$BUILD $TEST ${EXTRA_PACKAGES:-}"
 if [ "${1:-}" = fuzz ]; then PACKAGES="$PACKAGES $FUZZ"; fi

@@ -66,9 +66,14 @@ private slots:
                      (name + ": a mistake with no expected finding").c_str());
         }
         // "probes": the three libraries again, under packaging/python/ckpt_callbacks.py (runs_probes.py).
-        QCOMPARE(libraries, (std::set<std::string>{"accelerate", "lightning", "probes", "transformers"}));
+        // The older set (lock.json variants.older, its own site folder): a library key each, whose versions
+        // entry names its set and version.
+        QCOMPARE(libraries, (std::set<std::string>{"accelerate", "accelerate-0.19", "lightning", "probes",
+                                                   "pytorch_lightning-1.9", "transformers", "transformers-4.26"}));
         for (const char* lib : {"accelerate", "lightning", "transformers"})
             QVERIFY2(index["versions"].contains(lib), lib);
+        for (const char* lib : {"accelerate-0.19", "pytorch_lightning-1.9", "transformers-4.26"})
+            QVERIFY2(index["versions"].contains(lib) && index["versions"][lib].value("variant", "") == "older", lib);
     }
 
     void findingsAreTheExpectedOnes_data()
