@@ -91,7 +91,8 @@ private slots:
         const json run = runIndex()["runs"][name.toStdString()];
         const fs::path path = runsRoot() / name.toStdString() / run["path"].get<std::string>();
         const CkptRun r = runCkpt({QStringLiteral("check"), QString::fromStdString(path.string()), QStringLiteral("--json")});
-        const json report = json::parse(r.out.toStdString());
+        const json report = json::parse(r.out.toStdString(), nullptr, false);
+        QVERIFY2(!report.is_discarded(), ("ckpt check exited " + std::to_string(r.code) + " without a report: " + r.err.right(2000).toStdString()).c_str());
         QVERIFY2(!report["checkpoints"].empty(), r.out.constData());
 
         std::set<Triple> loud, infos, wantLoud, wantInfos;
