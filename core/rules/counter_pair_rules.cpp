@@ -205,6 +205,8 @@ void fractionalEpochDelta(const TrainingState& a, const TrainingState& b, int64_
     f.evidence.push_back(globalStepEvidence(b));
     if (const StateField* g = findField(b.environment, "gradient_accumulation_steps"))
         f.evidence.push_back(evidence(*g));
+    if (auto w = writerEvidence(b))
+        f.evidence.push_back(*w);
     out.push_back(std::move(f));
 }
 

@@ -92,6 +92,18 @@ int64_t gradientAccumulation(const TrainingState& state)
     return 1;
 }
 
+std::optional<Evidence> writerEvidence(const TrainingState& state)
+{
+    static const std::pair<const char*, const char*> kWriters[] = {
+        {"pytorch-lightning_version", "Lightning"}, {"config.transformers_version", "transformers"},
+        {"transformers_version", "transformers"}, {"ds_version", "DeepSpeed"}, {"nemo.nemo_version", "NeMo"}};
+    for (const auto& [field, name] : kWriters) {
+        if (const StateField* f = findField(state.environment, field))
+            return Evidence{"written by", std::string(name) + " " + f->value, where(*f)};
+    }
+    return std::nullopt;
+}
+
 SchedulerCadence schedulerCadence(const TrainingState& state)
 {
     SchedulerCadence c;

@@ -52,6 +52,11 @@ struct SchedulerCadence {
 };
 SchedulerCadence schedulerCadence(const TrainingState& state);
 
+/// The framework and version the checkpoint's files say wrote them ("Lightning 2.1.4", "transformers
+/// 4.34.0"), as evidence for a finding that rests on that framework's save or resume code; nullopt
+/// when the files do not say (accelerate records no version).
+std::optional<Evidence> writerEvidence(const TrainingState& state);
+
 /// The optimizer `step` most parameters share (nullopt without an optimizer or steps) and where
 /// the first such step was read.
 struct OptimizerStep {

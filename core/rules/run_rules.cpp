@@ -406,6 +406,8 @@ void accumulationChanged(const std::vector<const CheckpointFacts*>& cs, Findings
                 f.evidence.push_back(evidence(*p));
             f.evidence.push_back(globalStepEvidence(c->state));
         }
+        if (auto w = writerEvidence(pair->b->state))
+            f.evidence.push_back(*w);
         f.checkpoints = {from->state.path, pair->b->state.path};
         out.push_back(std::move(f));
         return;
@@ -467,6 +469,10 @@ void lineageDiverges(const std::vector<const CheckpointFacts*>& cs, Findings& ou
                              Component::Progress));
             f.evidence.push_back({"step " + std::to_string(step) + " in " + previous->state.path, before.at(step), previous->state.path});
             f.evidence.push_back({"step " + std::to_string(step) + " in " + c->state.path, it->second, c->state.path});
+            for (const auto* s : {previous, c}) {
+                if (auto w = writerEvidence(s->state))
+                    f.evidence.push_back({w->what + " (" + s->state.path + ")", w->value, w->where});
+            }
             f.checkpoints = {previous->state.path, c->state.path};
             out.push_back(std::move(f));
             break;

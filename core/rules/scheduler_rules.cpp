@@ -115,6 +115,8 @@ void position(const TrainingState& s, Findings& out)
     if (cadenceUnknown) {
         f.severity = Severity::Info;
         f.assumes = cadence.frequencyUnrecorded;
+        if (auto w = writerEvidence(s))
+            f.evidence.push_back(*w);
     }
     out.push_back(std::move(f));
 }

@@ -374,8 +374,9 @@ private slots:
         QCOMPARE(f->component, Component::Progress);
         QCOMPARE(f->checkpoints.size(), std::size_t(2));
         QVERIFY2(f->checkpoints[0].ends_with("checkpoint-4") && f->checkpoints[1].ends_with("checkpoint-8"), f->message.c_str());
-        QCOMPARE(f->evidence.size(), std::size_t(2));
+        QCOMPARE(f->evidence.size(), std::size_t(4)); // the two steps' log entries, then each side's writer
         QVERIFY(f->evidence[0].value != f->evidence[1].value);
+        QCOMPARE(q(f->evidence[2].value), QByteArray("transformers 4.34.0.dev0"));
         for (const char* clean : {"clean-resume", "older-checkpoint", "clean-rotation"})
             QVERIFY2(!find(checkRunDir(runs + clean, false), "run.lineage-diverges"), clean);
     }
