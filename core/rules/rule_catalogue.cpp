@@ -55,6 +55,8 @@ const std::vector<RuleInfo> kRules = {
      "optimizer `step` advanced by a different amount than the global step (less AMP skips)"},
     {"optimizer.master-weights-differ", S::Error, C::Optimizer, R::Checkpoint, "§2.2, §10.1",
      "the module's weights are not the rounding of the optimizer's fp32 master copy (DeepSpeed ZeRO, Megatron-LM)"},
+    {"optimizer.param-order-changed", S::Warning, C::Optimizer, R::Pair, "§2.2, §9.2",
+     "the model lists the same parameters in another order in B while its optimizer continued A's state by position"},
     {"optimizer.moments-frozen", S::Error, C::Optimizer, R::Pair, "§2.2, §10.1",
      "moments zeroed or identical in both checkpoints while the parameters changed"},
     // scheduler (L)

@@ -16,6 +16,8 @@ std::string_view ruleConvention(std::string_view id)
         {"optimizer.param-without-state", "every trainable parameter has received a gradient by the time of the save; "
                                           "trainable is inferred (floating point, not a buffer by name)"},
         {"optimizer.unmatched-params", "the optimizer was built over exactly the model's trainable parameters"},
+        {"optimizer.param-order-changed", "the optimizer is built over model.parameters() (or groups in the model's order), so its "
+                                          "positions follow the modules' registration order"},
         {"optimizer.steps-differ", "every parameter of one optimizer is updated on every step"},
         {"optimizer.step-delta", "the global step counts optimizer updates, less the ones AMP or the loop skipped"},
         {"scheduler.step-count", "the scheduler is stepped with step() and no explicit epoch, so _step_count = last_epoch + 1"},

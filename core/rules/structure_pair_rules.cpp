@@ -146,11 +146,75 @@ void environment(const TrainingState& a, const TrainingState& b, Findings& out)
     out.push_back(std::move(f));
 }
 
+
+// torch's Optimizer.load_state_dict pairs the saved per-parameter state with the new optimizer's
+// parameters by position (torch/optim/optimizer.py: `id_map = dict(zip(saved ids, params))`), and an
+// optimizer built over model.parameters() lists them in registration order, the state_dict's order. When
+// B's model lists the same parameters in another order and its optimizer continued A's state, same-shape
+// parameters now carry each other's moments (a refactor that declares layers in another order; Lightning
+// and the Trainer load the weights by name but the optimizer by position). Judged where the optimizer
+// state is named by order; a mismatch of shapes is optimizer.moment-shape's.
+void paramOrderChanged(const TrainingState& a, const TrainingState& b, Findings& out)
+{
+    if (!a.model || !b.model || !a.optimizer || !b.optimizer || !b.optimizer->nameMapping.starts_with("by order")
+        || !a.optimizer->nameMapping.starts_with("by order"))
+        return;
+    const auto sa = optimizerStep(a), sb = optimizerStep(b);
+    if (!sa || !sb || sb->step < sa->step || sb->step == 0)
+        return; // a fresh optimizer in B pairs nothing with A's state (optimizer.reset says so)
+    std::vector<std::string> orderA, orderB;
+    for (const auto& p : a.model->parameters)
+        orderA.push_back(stripWrapper(p.name));
+    for (const auto& p : b.model->parameters)
+        orderB.push_back(stripWrapper(p.name));
+    if (orderA == orderB || std::set<std::string>(orderA.begin(), orderA.end()) != std::set<std::string>(orderB.begin(), orderB.end()))
+        return;
+    std::map<std::string, const ParamState*> byIndexA;
+    for (const auto& ps : a.optimizer->paramState)
+        byIndexA[ps.index] = &ps;
+    std::map<std::string, const ParameterEntry*> paramB;
+    for (const auto& p : b.model->parameters)
+        paramB[stripWrapper(p.name)] = &p;
+    std::map<std::string, const ParameterEntry*> paramA;
+    for (const auto& p : a.model->parameters)
+        paramA[stripWrapper(p.name)] = &p;
+    std::vector<std::string> swapped;
+    for (const auto& ps : b.optimizer->paramState) {
+        const auto it = byIndexA.find(ps.index);
+        if (it == byIndexA.end() || ps.name.empty() || it->second->name.empty())
+            continue;
+        const std::string nb = stripWrapper(ps.name), na = stripWrapper(it->second->name);
+        if (nb == na || !paramB.contains(nb) || !paramA.contains(na) || paramB.at(nb)->shape != paramA.at(na)->shape)
+            continue;
+        swapped.push_back(nb + " <- " + na);
+    }
+    if (swapped.empty())
+        return;
+    Finding f = makeFinding("optimizer.param-order-changed",
+        "B's model lists its parameters in another order than A's while its optimizer continued A's state by position: "
+            + std::to_string(swapped.size()) + " parameter(s) now carry the moments of another of the same shape ("
+            + listOf(swapped) + ")",
+        hintWithNext("The resumed code registers its modules in another order (a refactor, a layer moved), so parameters() and "
+                     "the optimizer's positions changed; the weights were loaded by name, the optimizer state by position. Load "
+                     "the optimizer with the old order (or remap its state by name) and resume again (recovery guide §2.2 on "
+                     "optimizer state and §9.2 on building objects before loading state).", Component::Optimizer));
+    f.assumes = "the optimizer is built over model.parameters() (or groups in the model's order), so its positions follow the "
+                "modules' registration order, the state_dict's";
+    f.evidence.push_back(evidence("parameter order in A", listOf(orderA), a.model->parameters.front().from));
+    f.evidence.push_back(evidence("parameter order in B", listOf(orderB), b.model->parameters.front().from));
+    f.evidence.push_back(evidence("optimizer step in A", std::to_string(sa->step), sa->from));
+    f.evidence.push_back(evidence("optimizer step in B", std::to_string(sb->step), sb->from));
+    if (auto w = writerEvidence(b))
+        f.evidence.push_back(*w);
+    out.push_back(std::move(f));
+}
+
 } // namespace
 
 void structurePairRules(const CheckpointFacts& a, const CheckpointFacts& b, Findings& out)
 {
     modelKeys(a.state, b.state, out);
+    paramOrderChanged(a.state, b.state, out);
     environment(a.state, b.state, out);
 }
 

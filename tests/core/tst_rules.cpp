@@ -359,6 +359,24 @@ private slots:
         QVERIFY(!find(checkRunDir(runs + "clean-by-epoch", false), "data.accumulation-changed"));
     }
 
+    // Lightning 2.1.4 itself: the resumed module declares its two same-shape layers in the other order;
+    // the weights load by name, the optimizer by position, so from step 12 each layer trains with the
+    // other's moments. The run before the resume, and every healthy resume, are quiet.
+    void paramOrderChanged()
+    {
+        testedRules().insert("optimizer.param-order-changed");
+        const std::string runs = std::string(CKPT_SOURCE_DIR) + "/tests/fixtures/real_libraries/runs/lightning/";
+        const auto pos = checkRunDir(runs + "param-order-changed", false);
+        const Finding* f = find(pos, "optimizer.param-order-changed");
+        QVERIFY2(f, listRules(pos).constData());
+        QCOMPARE(f->severity, Severity::Warning);
+        QCOMPARE(f->component, Component::Optimizer);
+        QVERIFY2(f->message.find("net.second.weight <- net.first.weight") != std::string::npos, f->message.c_str());
+        QVERIFY(f->checkpoints[1].find("step=18") != std::string::npos);
+        for (const char* clean : {"clean-resume", "clean-by-step", "weights-only-resume"})
+            QVERIFY2(!find(checkRunDir(runs + clean, false), "optimizer.param-order-changed"), clean);
+    }
+
     // transformers 4.34 itself: a second Trainer built from checkpoint-12's weights without
     // resume_from_checkpoint rewrote checkpoint-4 beside the first run's checkpoint-8 and -12; their
     // log_history disagree at the steps both logged. Healthy resumes, from the latest or from an older
