@@ -14,7 +14,10 @@ FUZZ="clang libclang-rt-14-dev"
 # Regenerating the real-library runs only (packaging/install-deps.sh frameworks): what accelerate,
 # Lightning and transformers import, as Debian packages (tests/fixtures/real_libraries/README.md); the
 # older set of its lock.json (pytorch_lightning 1.9, accelerate 0.19, transformers 4.26) needs no more.
+# DeepSpeed 0.14 (lock.json variants.deepspeed) imports cpuinfo and pydantic (1.10 works) and JIT-builds its
+# CPU comm op with pybind11 headers, BUILD's g++ and ninja-build, and python3-dev (via libtorch-dev).
 FRAMEWORKS="python3-torch python3-numpy python3-yaml python3-packaging python3-psutil python3-tqdm python3-fsspec python3-typing-extensions python3-filelock python3-requests python3-regex python3-protobuf"
+FRAMEWORKS="$FRAMEWORKS python3-cpuinfo python3-pydantic pybind11-dev"
 PACKAGES="$BUILD $TEST ${EXTRA_PACKAGES:-}"
 if [ "${1:-}" = fuzz ]; then PACKAGES="$PACKAGES $FUZZ"; fi
 if [ "${1:-}" = frameworks ]; then PACKAGES="$PACKAGES $FRAMEWORKS"; fi

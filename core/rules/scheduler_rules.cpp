@@ -197,7 +197,8 @@ void lrOptimizer(const TrainingState& s, Findings& out)
 void initialLr(const TrainingState& s, Findings& out)
 {
     const LrSchedule& l = s.scheduler->schedule;
-    if (!s.optimizer || l.lastEpoch <= 0 || l.kind == "ReduceLROnPlateau" || l.kind == "unknown")
+    // initial_lr is torch's LRScheduler's (set in its __init__); DeepSpeed's schedulers set no such key.
+    if (!s.optimizer || l.lastEpoch <= 0 || l.kind == "ReduceLROnPlateau" || l.kind == "unknown" || l.kind.starts_with("DeepSpeed"))
         return;
     for (std::size_t g = 0; g < s.optimizer->groups.size(); ++g) {
         if (findField(s.optimizer->groups[g].hyperparameters, "initial_lr"))

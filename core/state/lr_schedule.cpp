@@ -72,6 +72,8 @@ struct LrScheduleBuilder {
         // older names too (start_lr, warmup_iter/warmup_steps, decay_style, end_iter/decay_steps, num_iters).
         else if ((h("max_lr") || h("start_lr")) && (h("num_steps") || h("num_iters")) && (h("lr_decay_style") || h("decay_style")))
             s.kind = "Megatron OptimizerParamScheduler";
+        else if (h("last_batch_iteration") && g[sd].items.size() == 2)
+            s.kind = "DeepSpeed scheduler"; // its state is this one key; the schedule itself is in ds_config
         else if (!scheduler)
             return std::nullopt;
         // NeMo's schedulers are _LRSchedulers whose state is their __dict__ (NVIDIA/NeMo@8cfedd72
@@ -117,6 +119,8 @@ struct LrScheduleBuilder {
                                "metric history is not saved, so only the recorded LR is known");
         else if (s.kind == "LambdaLR")
             readLambdas(s, sd);
+        else if (s.kind == "DeepSpeed scheduler")
+            readDeepSpeed(s, sd);
         else if (s.kind == "NeMo WarmupPolicy")
             notRecomputable(s, "NeMo's warmup-policy schedulers (WarmupAnnealing, SquareRootAnnealing, PolynomialDecayAnnealing, "
                                "NoamHoldAnnealing...) save the same keys; the class is named in the model config "
@@ -443,6 +447,18 @@ struct LrScheduleBuilder {
     // src/transformers/optimization.py; the constant schedule's plain function as None). The state reader
     // adds the Trainer's type, W and T (training_args.bin, trainer_state.json: readTransformersSchedule)
     // under "transformers.*" keys; with them the four warmup-then-decay formulas are known.
+    // The engine steps its scheduler once per engine.step() from last_batch_iteration -1 (microsoft/DeepSpeed
+    // @eb07d41f deepspeed/runtime/engine.py _take_model_step, lr_schedules.py): after n updates it holds
+    // n - 1, so the position in updates is last_batch_iteration + 1. The schedule's kind and parameters are
+    // in the checkpoint's ds_config, not here: only the position is known.
+    void readDeepSpeed(LrSchedule& s, NodeId sd)
+    {
+        if (auto n = integerOf(g, g.get(sd, "last_batch_iteration")))
+            s.lastEpoch = *n + 1;
+        notRecomputable(s, "DeepSpeed's schedulers save only last_batch_iteration; the schedule (WarmupLR, WarmupDecayLR...) "
+                           "is in the config");
+    }
+
     bool readTransformersLambda(LrSchedule& s, NodeId sd, NodeId lambdas)
     {
         const NodeId type = g.get(sd, "transformers.lr_scheduler_type");

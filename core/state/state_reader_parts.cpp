@@ -261,8 +261,15 @@ void StateReader::readScheduler(Opened& f)
         found = findByStructure(g, root, [&](NodeId n) { return isSchedulerDict(g, n); }, 3);
     if (found.node == kNoNode)
         return;
-    if (auto schedule = readLrSchedule(g, found.node))
-        m_state.scheduler = SchedulerPart{std::move(*schedule), {f.info.path, found.key}};
+    auto schedule = readLrSchedule(g, found.node);
+    if (!schedule)
+        return;
+    // DeepSpeed names the scheduler it built in the same file's ds_config (engine.py _save_checkpoint).
+    if (schedule->kind == "DeepSpeed scheduler") {
+        if (const NodeId type = g.get(g.get(g.get(root, "ds_config"), "scheduler"), "type"); g.valid(type) && g[type].kind == Kind::String)
+            schedule->kind = "DeepSpeed " + g[type].text;
+    }
+    m_state.scheduler = SchedulerPart{std::move(*schedule), {f.info.path, found.key}};
 }
 
 void StateReader::readScaler(Opened& f)

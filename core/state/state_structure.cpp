@@ -48,7 +48,10 @@ int stateDictScore(const ValueGraph& g, NodeId id)
 
 bool isSchedulerDict(const ValueGraph& g, NodeId id)
 {
-    return isDict(g, id) && (g.get(id, "last_epoch") != kNoNode || g.get(id, "_last_lr") != kNoNode || g.get(id, "_schedulers") != kNoNode);
+    // DeepSpeed's own schedulers (WarmupLR, WarmupDecayLR, OneCycle, WarmupCosineLR) save only
+    // {"last_batch_iteration": n} (microsoft/DeepSpeed@eb07d41f deepspeed/runtime/lr_schedules.py state_dict).
+    const bool deepspeed = isDict(g, id) && g[id].items.size() == 2 && g.get(id, "last_batch_iteration") != kNoNode;
+    return isDict(g, id) && (g.get(id, "last_epoch") != kNoNode || g.get(id, "_last_lr") != kNoNode || g.get(id, "_schedulers") != kNoNode || deepspeed);
 }
 
 bool isScalerDict(const ValueGraph& g, NodeId id)

@@ -67,13 +67,15 @@ private slots:
         }
         // "probes": the three libraries again, under packaging/python/ckpt_callbacks.py (runs_probes.py).
         // The older set (lock.json variants.older, its own site folder): a library key each, whose versions
-        // entry names its set and version.
-        QCOMPARE(libraries, (std::set<std::string>{"accelerate", "accelerate-0.19", "lightning", "probes",
+        // entry names its set and version. DeepSpeed (variants.deepspeed) likewise, in a site of its own.
+        QCOMPARE(libraries, (std::set<std::string>{"accelerate", "accelerate-0.19", "deepspeed-0.14", "lightning", "probes",
                                                    "pytorch_lightning-1.9", "transformers", "transformers-4.26"}));
         for (const char* lib : {"accelerate", "lightning", "transformers"})
             QVERIFY2(index["versions"].contains(lib), lib);
         for (const char* lib : {"accelerate-0.19", "pytorch_lightning-1.9", "transformers-4.26"})
             QVERIFY2(index["versions"].contains(lib) && index["versions"][lib].value("variant", "") == "older", lib);
+        QVERIFY2(index["versions"].contains("deepspeed-0.14") && index["versions"]["deepspeed-0.14"].value("variant", "") == "deepspeed",
+                 "deepspeed-0.14");
     }
 
     void findingsAreTheExpectedOnes_data()
