@@ -72,8 +72,9 @@ bool looksLikePickle(Bytes data)
         return data.size() > 1 && static_cast<uint8_t>(data[1]) <= 5;
     if (data.size() > 1 && op == 'g' && static_cast<uint8_t>(data[1]) >= 'a')
         return false; // "global_step100": a text file, not GET
-    // Protocol 0/1 pickles have no header; accept any opcode that can come first.
-    static constexpr std::string_view kFirstOps = "(cNIJKLMFGSTUVXBCP]}l)dghiq";
+    // Protocol 0/1 pickles have no header, and CPython reads protocol 2+ opcodes without one
+    // too (pickletester's test_constants: b'\x88.'); accept any opcode that can come first.
+    static constexpr std::string_view kFirstOps = "(cNIJKLMFGSTUVXBCP]}l)dghiq\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x95\x96";
     if (kFirstOps.find(static_cast<char>(op)) == std::string_view::npos)
         return false;
     return static_cast<uint8_t>(data.back()) == '.' || probePickle(data);

@@ -12,6 +12,8 @@
 //    exists to call func later; numpy's _reconstruct(subtype, ...) makes an instance of subtype.
 #include "ckpt/pickle/call_flow.h"
 
+#include "ckpt/pickle/codec_names.h"
+
 #include "ckpt/pickle/imports_report.h"
 
 #include <cctype>
@@ -82,14 +84,14 @@ public:
             const Node& n = m_graph[id];
             switch (n.kind) {
             case Kind::Call:
-                if (!isGlobal(n.a))
+                if (!isGlobal(classOf(n.a)))
                     ++m_out.indirectCalls;
-                callWith(n.a, argsOf(n.b, kNoNode), "called by REDUCE", 0);
+                callWith(classOf(n.a), argsOf(n.b, kNoNode), "called by REDUCE", 0);
                 break;
             case Kind::NewObj:
-                if (!isGlobal(n.a))
+                if (!isGlobal(classOf(n.a)))
                     ++m_out.indirectCalls;
-                callWith(n.a, argsOf(n.b, n.c), "instantiated (NEWOBJ, INST or OBJ)", 0);
+                callWith(classOf(n.a), argsOf(n.b, n.c), "instantiated (NEWOBJ, INST or OBJ)", 0);
                 break;
             case Kind::Global:
                 recordWrites(n);
@@ -106,6 +108,22 @@ private:
 
     bool valid(NodeId id) const { return id != kNoNode && m_graph.valid(id); }
     bool isGlobal(NodeId id) const { return valid(id) && m_graph[id].kind == Kind::Global; }
+
+    // What is called: the node itself, or for a legacy torch.save module record, the class it
+    // names. torch 0.4-1.5 saved a whole nn.Module with each class as a persistent id
+    // ('module', <class>, source file, source) and NEWOBJ on it; torch/serialization.py's
+    // _legacy_load persistent_load returns that class (data[0] for typename 'module').
+    NodeId classOf(NodeId id) const
+    {
+        if (!valid(id) || m_graph[id].kind != Kind::PersistentId || !valid(m_graph[id].a))
+            return id;
+        const Node& pid = m_graph[m_graph[id].a];
+        if (pid.kind == Kind::Tuple && pid.items.size() >= 2 && valid(pid.items[0])
+            && m_graph[pid.items[0]].kind == Kind::String && m_graph[pid.items[0]].text == "module"
+            && isGlobal(pid.items[1]))
+            return pid.items[1];
+        return id;
+    }
     const std::string& globalPath(NodeId id) const { return m_graph[id].text; }
 
     // A call's arguments: the args tuple's items (anything else is passed as one value; CPython
@@ -270,7 +288,7 @@ private:
         const auto args = argsOf(n.b, kNoNode);
         if (fn == "_codecs.encode" && args.size() == 2 && valid(args[0]) && valid(args[1])
             && m_graph[args[0]].kind == Kind::String && m_graph[args[1]].kind == Kind::String
-            && isLatin1(m_graph[args[1]].text))
+            && isLatin1Codec(m_graph[args[1]].text))
             return latin1(m_graph[args[0]].text, out.computed);
         if ((fn == "builtins.bytes" || fn == "builtins.bytearray") && args.size() == 1 && valid(args[0])) {
             const Node& a = m_graph[args[0]];
@@ -288,16 +306,6 @@ private:
             }
         }
         return false;
-    }
-
-    // Python's codec lookup lowercases and turns '-' and ' ' into '_' (encodings.normalize_encoding).
-    static bool isLatin1(std::string name)
-    {
-        for (char& c : name)
-            c = c == '-' || c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        static const std::unordered_set<std::string> aliases{"latin_1", "latin1", "iso8859_1", "iso_8859_1", "8859", "cp819", "l1",
-                                                             "latin", "iso_ir_100", "csisolatin1", "ibm819", "iso_8859_1:1987"};
-        return aliases.contains(name);
     }
 
     // UTF-8 text (as the graph keeps strings) to Latin-1 bytes; false when a code point is above U+00FF,

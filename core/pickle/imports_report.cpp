@@ -2,6 +2,7 @@
 #include "ckpt/pickle/imports_report.h"
 
 #include "ckpt/pickle/call_flow.h"
+#include "pickle_machine_impl.h"
 
 #include <algorithm>
 #include <array>
@@ -115,6 +116,8 @@ constexpr std::array kDangerous{
     Rule{"shutil.*", "copies and deletes files"},
     Rule{"socket.*", "opens network connections"},
     Rule{"ctypes.*", "calls native code"},
+    Rule{"__builtins__.*", "the builtins namespace by its internal name: no module of that name imports, and a loader "
+                           "that resolves it hands out eval and exec (fickling's UNSAFE_IMPORTS lists it)"},
     Rule{"builtins.eval", "evaluates Python code"},
     Rule{"builtins.exec", "executes Python code"},
     Rule{"builtins.compile", "compiles Python code"},
@@ -132,7 +135,6 @@ constexpr std::array kDangerous{
     Rule{"operator.methodcaller", "calls arbitrary methods"},
     Rule{"_operator.attrgetter", "reaches arbitrary attributes"},
     Rule{"_operator.methodcaller", "calls arbitrary methods"},
-    Rule{"functools.reduce", "calls an arbitrary function"},
     Rule{"types.CodeType", "builds code objects"},
     Rule{"types.FunctionType", "builds functions from code objects"},
     Rule{"io.*", "opens files"},
@@ -150,7 +152,6 @@ constexpr std::array kDangerous{
     Rule{"cloudpickle.*", "rebuilds functions from code objects"},
     Rule{"dill.*", "rebuilds functions from code objects"},
     Rule{"joblib.*", "loads nested pickles"},
-    Rule{"numpy.f2py.*", "evaluates expressions"},
     Rule{"numpy.testing.*", "runs code strings"},
     Rule{"numpy.load", "loads nested pickles"},
     Rule{"numpy.lib.npyio.*", "loads nested pickles"},
@@ -160,17 +161,12 @@ constexpr std::array kDangerous{
     Rule{"torch.save", "writes files"},
     Rule{"torch.serialization.save", "writes files"},
     Rule{"numpy.lib.format.open_memmap", "creates and maps files"},
-    Rule{"torch.hub.*", "downloads and runs code"},
-    Rule{"torch.jit.*", "compiles and runs TorchScript"},
-    Rule{"torch._dynamo.*", "compiles and runs code"},
-    Rule{"torch._inductor.*", "compiles and runs code"},
     Rule{"torch.utils.bottleneck.*", "runs scripts"},
     Rule{"torch.utils.collect_env.*", "runs commands"},
     Rule{"torch.utils._config_module.*", "loads pickled configuration"},
     Rule{"torch.utils.data.datapipes.*", "decodes with arbitrary handlers"},
     Rule{"torch.fx.*", "evaluates code"},
     Rule{"torch.distributed.rpc.*", "calls remote functions"},
-    Rule{"torch._C._jit*", "compiles and runs TorchScript"},
     // Third-party callables that do I/O or load code, from the picklescan, modelscan and ModelAudit
     // advisories (GHSA-2024..2026) and their deny lists; with --strict every other called one too.
     Rule{"numpy.memmap", "maps a file, and creates it with mode w+"},
@@ -185,7 +181,6 @@ constexpr std::array kDangerous{
     Rule{"numpy.lib._npyio_impl.*", "loads nested pickles"},
     Rule{"numpy.lib._format_impl.*", "loads nested pickles"},
     Rule{"numpy.ctypeslib.*", "loads native libraries"},
-    Rule{"numpy.distutils.*", "runs compilers"},
     Rule{"pandas.read_*", "reads files and URLs (read_pickle unpickles them)"},
     Rule{"pandas.io.*", "reads and writes files, unpickles them"},
     Rule{"pandas.eval", "evaluates expressions"},
@@ -202,7 +197,6 @@ constexpr std::array kDangerous{
     Rule{"torch.cuda.jiterator.*", "compiles and runs code"},
     Rule{"torch.library.*", "registers kernels"},
     Rule{"torch.utils.tensorboard.*", "writes files"},
-    Rule{"torch.compile", "compiles and runs code"},
     Rule{"torch._export.*", "loads and runs exported programs"},
     Rule{"torch.export.*", "loads and runs exported programs"},
     Rule{"tensorflow.*", "file I/O and graph execution"},
@@ -226,12 +220,87 @@ constexpr std::array kDangerous{
     Rule{"importlib_metadata.*", "imports entry points"},
 };
 
+// Imports that tamper with the pickle scanners themselves or compile and run code, each with the
+// list or advisory that names it. A pickle has no business importing a security tool: fickling's
+// hook functions remove its own import hook (deactivate_safe_ml_environment is remove_hook), and
+// any other attribute of a scanner package is how a payload would reach them. Even referenced
+// without a call, these are dangerous (never the "referenced as a value" downgrade).
+struct SourcedRule {
+    std::string_view path;
+    std::string_view reason;
+    std::string_view source;
+};
+
+constexpr std::array kTamperAndCompile{
+    SourcedRule{"fickling.*", "the fickling pickle scanner: imported by a pickle only to switch it off (fickling.hook.remove_hook)",
+                "fickling ScannerDeactivation, fickling/analysis.py @854c99a; fickling/hook.py"},
+    SourcedRule{"picklescan.*", "the picklescan pickle scanner: a pickle has no business importing a security tool",
+                "fickling ScannerDeactivation, fickling/analysis.py @854c99a"},
+    SourcedRule{"modelscan.*", "the modelscan model scanner: a pickle has no business importing a security tool",
+                "fickling ScannerDeactivation, fickling/analysis.py @854c99a"},
+    SourcedRule{"modelaudit.*", "the ModelAudit scanner: a pickle has no business importing a security tool",
+                "fickling ScannerDeactivation, fickling/analysis.py @854c99a"},
+    SourcedRule{"saferpickle.*", "the saferpickle loader: a pickle has no business importing a security tool",
+                "fickling ScannerDeactivation, fickling/analysis.py @854c99a"},
+    SourcedRule{"model_unpickler.*", "a restricted model unpickler: a pickle has no business importing a security tool",
+                "fickling ScannerDeactivation, fickling/analysis.py @854c99a"},
+    SourcedRule{"torch.compile", "compiles and runs code", "fickling UnsafeImportsML, fickling/analysis.py @854c99a"},
+    SourcedRule{"torch.compile.*", "compiles and runs code (named as a module; torch.compile is a function)",
+                "fickling UnsafeImportsML, fickling/analysis.py @854c99a"},
+    SourcedRule{"torch._dynamo.*", "compiles and runs code (TorchDynamo)", "fickling UnsafeImportsML, fickling/analysis.py @854c99a"},
+    SourcedRule{"torch._inductor.*", "generates and runs compiled code (TorchInductor)",
+                "fickling UnsafeImportsML, fickling/analysis.py @854c99a"},
+    SourcedRule{"torch.jit.*", "compiles and runs TorchScript", "fickling UnsafeImportsML, fickling/analysis.py @854c99a"},
+    SourcedRule{"torch._C._jit*", "compiles and runs TorchScript", "picklescan _unsafe_globals (torch._C), src/picklescan/scanner.py @f15d54d"},
+    SourcedRule{"torch.hub.*", "downloads and runs code", "fickling UnsafeImportsML, fickling/analysis.py @854c99a"},
+    SourcedRule{"numpy.f2py.*", "compiles and runs Fortran/C code", "fickling UnsafeImportsML, fickling/analysis.py @854c99a"},
+    SourcedRule{"numpy.distutils.*", "runs build commands", "fickling UnsafeImportsML, fickling/analysis.py @854c99a"},
+};
+
 bool isDangerousModuleName(std::string_view name)
 {
     static const std::unordered_set<std::string_view> kModuleNames{
         "os", "_os", "sys", "_sys", "posix", "nt", "subprocess", "_subprocess", "builtins", "__builtins__", "importlib",
         "shutil", "socket", "ctypes", "pickle", "_pickle", "runpy", "io", "_io", "marshal", "pty", "code", "codeop"};
     return kModuleNames.contains(name);
+}
+
+// "str.upper", "dict.fromkeys": a public method of a builtin value type, which protocol 4 names by
+// a qualified name (CPython's test_load_stack_global). Such a method only works on the values it
+// is given. str.format and format_map are not among them: a format string reaches attributes.
+bool isValueTypeMethod(std::string_view name)
+{
+    static constexpr std::string_view kTypes[] = {"str", "bytes", "bytearray", "int", "float", "complex", "bool",
+                                                  "list", "tuple", "dict", "set", "frozenset", "range", "slice"};
+    const auto dot = name.find('.');
+    if (dot == std::string_view::npos)
+        return false;
+    const std::string_view type = name.substr(0, dot), method = name.substr(dot + 1);
+    if (std::find(std::begin(kTypes), std::end(kTypes), type) == std::end(kTypes))
+        return false;
+    if (method.empty() || method.starts_with('_') || method == "format" || method == "format_map")
+        return false;
+    return std::all_of(method.begin(), method.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
+}
+
+// Builtins that compute on their arguments and reach nothing else: no attribute by name, no I/O, no
+// code, no function of the pickle's called (CPython's own test pickles use len). map, filter,
+// sorted, min, max and iter call a function they are handed: helpers that call, dangerous as such
+// (tests/fixtures/bypasses.md, class 1).
+bool isInertBuiltin(std::string_view name)
+{
+    static constexpr std::string_view kNames[] = {
+        "abs", "all", "any", "ascii", "bin", "callable", "chr", "divmod", "hash", "hex", "id", "isinstance",
+        "issubclass", "len", "oct", "ord", "pow", "repr", "round", "sum", "next", "enumerate", "reversed", "zip",
+        "format"};
+    return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
+
+bool isExceptionClass(std::string_view name)
+{
+    return name.ends_with("Error") || name.ends_with("Exception") || name.ends_with("Warning")
+        || name == "GeneratorExit" || name == "KeyboardInterrupt" || name == "SystemExit" || name == "StopIteration"
+        || name == "StopAsyncIteration" || name == "BaseExceptionGroup" || name == "ExceptionGroup";
 }
 
 bool matches(std::string_view rule, std::string_view module, std::string_view name)
@@ -261,6 +330,57 @@ bool isTorchDtypeOrType(std::string_view module, std::string_view name)
             || name == "short" || name == "cfloat" || name == "cdouble";
     }
     return false;
+}
+
+// How many values the graph would hold with every shared reference copied out: what a reader that
+// walks it as a tree builds (a JSON dump, repr, copy.deepcopy, a scanner's symbolic interpreter).
+// The graph itself keeps one node per object, so the machine never builds the expansion. A
+// reference back into a value still being walked (a cycle) counts once: CPython builds cycles
+// without copying anything. Saturates far below overflow.
+uint64_t unfoldedSize(const ValueGraph& graph)
+{
+    constexpr uint64_t kCap = uint64_t(1) << 62;
+    std::vector<uint64_t> size(graph.size(), 0);
+    std::vector<uint8_t> state(graph.size(), 0); // 0 new, 1 being walked, 2 done
+    uint64_t largest = 0;
+    auto children = [&](NodeId id, auto&& visit) {
+        const Node& n = graph[id];
+        for (NodeId c : n.items)
+            visit(c);
+        for (NodeId c : {n.a, n.b, n.c, n.state}) {
+            if (c != kNoNode)
+                visit(c);
+        }
+    };
+    std::vector<NodeId> stack;
+    for (NodeId root = 0; root < graph.size(); ++root) {
+        if (state[root] != 0)
+            continue;
+        stack.push_back(root);
+        while (!stack.empty()) {
+            const NodeId id = stack.back();
+            if (state[id] == 0) {
+                state[id] = 1;
+                children(id, [&](NodeId c) {
+                    if (graph.valid(c) && state[c] == 0)
+                        stack.push_back(c);
+                });
+                continue;
+            }
+            stack.pop_back();
+            if (state[id] == 2)
+                continue;
+            uint64_t total = 1;
+            children(id, [&](NodeId c) {
+                const uint64_t part = graph.valid(c) && state[c] == 2 ? size[c] : 1;
+                total = std::min(kCap, total + part);
+            });
+            size[id] = total;
+            state[id] = 2;
+            largest = std::max(largest, total);
+        }
+    }
+    return largest;
 }
 
 } // namespace
@@ -296,11 +416,34 @@ ImportSafety classifyGlobal(const std::string& module, const std::string& name, 
             return ImportSafety::Safe;
         }
     }
+    if ((module == "io" || module == "_io") && (name == "BytesIO" || name == "StringIO")) {
+        reason = "an in-memory buffer: it opens no file (fickling's ML allowlist holds io.BytesIO)";
+        return ImportSafety::Unknown;
+    }
+    // After the allowlist: torch.jit._pickle's helpers are what TorchScript files are made of.
+    for (const auto& r : kTamperAndCompile) {
+        if (matches(r.path, module, name)) {
+            reason = std::string(r.reason) + " (listed by " + std::string(r.source) + ")";
+            return ImportSafety::Dangerous;
+        }
+    }
     for (const auto& r : kDangerous) {
         if (matches(r.path, module, name)) {
             reason = r.reason;
             return ImportSafety::Dangerous;
         }
+    }
+    if (module == "builtins" && isInertBuiltin(name)) {
+        reason = "a builtin that only computes on the values it is given (" + name + "); what it is given is judged on its own";
+        return ImportSafety::Unknown;
+    }
+    if (module == "builtins" && isExceptionClass(name)) {
+        reason = "an exception class: constructing one runs nothing";
+        return ImportSafety::Unknown;
+    }
+    if (module == "builtins" && isValueTypeMethod(name)) {
+        reason = "a method of a builtin value type (" + name + "): it works on the values the pickle passes it";
+        return ImportSafety::Unknown;
     }
     if (module == "builtins") {
         reason = "a Python builtin callable other than a plain value type";
@@ -334,6 +477,10 @@ ImportSafety classifyGlobal(const std::string& module, const std::string& name, 
     }
     if (module == "functools" && name == "partial") {
         reason = "binds arguments to a function (LambdaLR factors); the function is judged on its own";
+        return ImportSafety::Unknown;
+    }
+    if (module == "functools" && name == "reduce") { // also __builtin__.reduce (Python 2), CPython's test_compat_unpickle
+        reason = "folds a sequence with a function the pickle names, which is judged on its own";
         return ImportSafety::Unknown;
     }
     if (module == "enum" || (module == "collections" && name == "namedtuple")) {
@@ -395,6 +542,10 @@ bool isBenignGetattr(const GetattrUse& use, std::string& reason)
 
 bool isBroadDangerRule(const std::string& module, const std::string& name)
 {
+    for (const auto& r : kTamperAndCompile) {
+        if (matches(r.path, module, name))
+            return false;
+    }
     for (const auto& r : kDangerous) {
         if (matches(r.path, module, name))
             return false;
@@ -473,6 +624,20 @@ CallFlow ImportsReport::addMachine(const std::string& record, const PickleMachin
 {
     CallFlow flow = analyseCallFlow(machine.graph());
     add(record, machine.globals(), machine.getattrUses(), &flow.called);
+    // A memo/DUP expansion ("billion laughs"): a few hundred bytes that reference one object 2^k
+    // times. The graph holds it small; a reader that copies values out does not. Flagged at a
+    // million values and a thousand times the objects the pickle really holds: benign sharing
+    // (tied weights, one storage under many views, a repeated dtype) stays within a few times.
+    const uint64_t unfolded = unfoldedSize(machine.graph());
+    const uint64_t held = std::max<uint64_t>(1, machine.graph().size());
+    if (unfolded >= 1000000 && unfolded / held >= 1000) {
+        notes.push_back(record + ": resource exhaustion: its " + std::to_string(held) + " values, shared through the memo "
+                        "or DUP, expand to " + (unfolded >= (uint64_t(1) << 62) ? std::string("more than 4.6e18")
+                                                                                 : std::to_string(unfolded))
+                        + " (" + std::to_string(unfolded / held) + " times) when copied out (a 'billion laughs' "
+                        "pickle); a loader or scanner that walks it as a tree runs out of memory");
+        structuralDanger = true;
+    }
     if (flow.indirectCalls > 0) {
         notes.push_back(record + ": calls the result of another call " + std::to_string(flow.indirectCalls)
                         + " time(s), which is how getattr / partial gadgets run code; benign checkpoints never do");
@@ -564,6 +729,10 @@ std::vector<PickleGlobal> scanGlobalOpcodes(Bytes data, std::size_t start, std::
             case 'i': {
                 const std::string m(in.line());
                 const std::string n(in.line());
+                // Every CPython loader decodes both lines as UTF-8 and imports a non-empty module:
+                // a global that fails either is refused there and imports nothing.
+                if (m.empty() || n.empty() || !detail::isUtf8(m, false) || !detail::isUtf8(n, false))
+                    break;
                 PickleGlobal g;
                 auto [mm, nn] = mapPython2Name(m, n);
                 g.module = mm;
@@ -576,7 +745,13 @@ std::vector<PickleGlobal> scanGlobalOpcodes(Bytes data, std::size_t start, std::
                 PickleGlobal g;
                 g.offset = at;
                 if (recent.size() >= 2 && recent[recent.size() - 1] != "\x01?" && recent[recent.size() - 2] != "\x01?") {
-                    auto [mm, nn] = mapPython2Name(recent[recent.size() - 2], recent[recent.size() - 1]);
+                    const std::string& m = recent[recent.size() - 2];
+                    const std::string& n = recent[recent.size() - 1];
+                    // As for GLOBAL: an empty or non-UTF-8 name imports nothing (no module or
+                    // function worth hiding has a name outside ASCII).
+                    if (m.empty() || n.empty() || !detail::isUtf8(m, false) || !detail::isUtf8(n, false))
+                        break;
+                    auto [mm, nn] = mapPython2Name(m, n);
                     g.module = mm;
                     g.name = nn;
                 } else {

@@ -5,6 +5,8 @@
 #include "ckpt/pickle/pickle_interpreter.h"
 #include "pickle_interpreter_impl.h"
 
+#include "ckpt/pickle/codec_names.h"
+
 #include "ckpt/io/errors.h"
 
 #include <bit>
@@ -212,9 +214,10 @@ Node Interpreter::call(const std::string& path, NodeId rawCallee, NodeId args, c
     if (path == "builtins.complex")
         return Node{.kind = Kind::Complex, .f = rawNumber(arg(args, 0)).value_or(0), .f2 = rawNumber(arg(args, 1)).value_or(0)};
     if (path == "_codecs.encode") {
-        const std::string enc = rawString(arg(args, 1));
+        // _codecs.encode(obj, encoding='utf-8'): the encoding may be left out.
+        const std::string enc = argItems(args).size() == 1 ? std::string("utf-8") : rawString(arg(args, 1));
         if (m_raw.valid(arg(args, 0)) && m_raw[arg(args, 0)].kind == Kind::String) {
-            if (enc == "latin1" || enc == "latin-1" || enc == "iso-8859-1" || enc == "iso8859-1")
+            if (isLatin1Codec(enc))
                 return nodeCopy(latin1Bytes(rawString(arg(args, 0)), Kind::Bytes));
             if (enc == "utf-8" || enc == "utf8" || enc == "ascii")
                 return Node{.kind = Kind::Bytes, .text = rawString(arg(args, 0))};

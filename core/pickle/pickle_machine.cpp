@@ -97,6 +97,7 @@ PickleRun PickleMachine::run(Bytes data, std::size_t start)
             throw FormatError("truncated pickle: no STOP opcode before the end of the data (offset "
                               + std::to_string(in.pos()) + ")");
         const std::size_t opAt = in.pos();
+        m_opAt = opAt;
         const uint8_t op = in.u8();
         if (op == 0x80) { // PROTO: m_protocol is the current one (GLOBAL's Python 2 names follow it)
             step(in, op, opAt);
@@ -452,9 +453,15 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
         const NodeId module = pop();
         const Node& m = m_graph[module];
         const Node& n = m_graph[name];
-        // CPython refuses operands that are not exact str ("STACK_GLOBAL requires str"); a call's
-        // result may be one, so anything but two string literals is kept as the global "?", which
-        // the imports report cannot clear (a refusal would say less).
+        // CPython refuses operands that are not exact str ("STACK_GLOBAL requires str"): a value
+        // whose type its opcode fixes (an int, bytes, None...) is refused alike. A call's result
+        // may be a str, so anything else but two string literals is kept as the global "?",
+        // which the imports report cannot clear (a refusal would say less).
+        for (const Node* operand : {&m, &n}) {
+            if (isInert(operand->kind) && operand->kind != Kind::String)
+                throw FormatError(std::string("pickle STACK_GLOBAL on a value of type ") + kindName(operand->kind)
+                                  + " as module or name, where CPython requires str" + at(opAt));
+        }
         const bool literal = m.kind == Kind::String && n.kind == Kind::String;
         push(makeGlobal(literal ? m.text : "?", literal ? n.text : "?", opAt, literal));
         return;

@@ -6,6 +6,8 @@
 #include "pickle_machine_impl.h"
 
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 
 namespace ckpt::detail {
 
@@ -151,10 +153,32 @@ void showThroughViews(ValueGraph& graph, NodeId byteArray)
 // NEWOBJ / NEWOBJ_EX, as CPython's load_newobj checks them: the class must be a type, the
 // arguments a tuple, the keyword arguments a dict. Builtin values are none of the first;
 // objects the machine cannot see into may be anything.
+// The names in Python 3.11's builtins that are not classes: `[n for n in dir(builtins) if not
+// isinstance(getattr(builtins, n), type)]`, run on Debian's python3. NEWOBJ on one of them is
+// refused by CPython ("NEWOBJ class argument isn't a type object", Modules/_pickle.c
+// load_newobj); of other modules' names the machine cannot tell classes from functions.
+bool isBuiltinNonClass(std::string_view path)
+{
+    static constexpr std::string_view kNames[] = {
+        "Ellipsis", "False", "None", "NotImplemented", "True", "__build_class__", "__debug__", "__doc__",
+        "__import__", "__loader__", "__name__", "__package__", "__spec__", "abs", "aiter", "all", "anext", "any",
+        "ascii", "bin", "breakpoint", "callable", "chr", "compile", "copyright", "credits", "delattr", "dir",
+        "divmod", "eval", "exec", "exit", "format", "getattr", "globals", "hasattr", "hash", "help", "hex", "id",
+        "input", "isinstance", "issubclass", "iter", "len", "license", "locals", "max", "min", "next", "oct",
+        "open", "ord", "pow", "print", "quit", "repr", "round", "setattr", "sorted", "sum", "vars"};
+    constexpr std::string_view prefix = "builtins.";
+    if (!path.starts_with(prefix))
+        return false;
+    const std::string_view name = path.substr(prefix.size());
+    return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
+
 void checkNewObj(const ValueGraph& graph, NodeId cls, NodeId args, NodeId kwargs, std::size_t offset)
 {
     if (isInert(graph[cls].kind))
         throw FormatError(std::string("pickle NEWOBJ with a ") + kindName(graph[cls].kind) + " as its class" + at(offset));
+    if (graph[cls].kind == Kind::Global && isBuiltinNonClass(graph[cls].text))
+        throw FormatError("pickle NEWOBJ with " + graph[cls].text + ", which is not a class, as its class" + at(offset));
     if (isInert(graph[args].kind) && graph[args].kind != Kind::Tuple)
         throw FormatError(std::string("pickle NEWOBJ with a ") + kindName(graph[args].kind)
                           + " of arguments instead of a tuple" + at(offset));

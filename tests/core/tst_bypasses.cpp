@@ -44,7 +44,7 @@ private slots:
         QTest::addColumn<QStringList>("mustName");
         QTest::addColumn<QString>("marker");
         const json manifest = readJson(bypassDir() + "/bypasses.json");
-        QVERIFY2(manifest.size() >= 200, "make_bypasses.py writes 202 files: none may go missing");
+        QVERIFY2(manifest.size() >= 660, "make_bypasses.py writes 664 files: none may go missing");
         for (const auto& e : manifest) {
             QStringList names;
             for (const auto& n : e["must_name"])
@@ -112,7 +112,10 @@ private slots:
             if (r.code == 2) {
                 const QList<QByteArray> lines = r.err.trimmed().split('\n');
                 QCOMPARE(lines.size(), 1);
-                QVERIFY2(lines[0].contains(q(path)) && lines[0].contains("could not be fully analysed"), r.err.constData());
+                QVERIFY2(lines[0].contains(q(path)), r.err.constData());
+                if (lines[0].contains("no pickle")) // bytes with no pickle in them at all: nothing to list
+                    continue;
+                QVERIFY2(lines[0].contains("could not be fully analysed"), r.err.constData());
                 const json j = json::parse(r.out.toStdString());
                 QCOMPARE(j["fully_analysed"].get<bool>(), false);
             }

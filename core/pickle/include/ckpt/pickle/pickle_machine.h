@@ -67,6 +67,8 @@ public:
     std::size_t indirectCalls() const { return m_indirectCalls; }
     /// Paths of the globals that were called (REDUCE) or instantiated (NEWOBJ, INST, OBJ).
     const std::unordered_set<std::string>& calledGlobals() const { return m_called; }
+    /// The offset of the opcode being run: after run() threw, the one it refused.
+    std::size_t opcodeOffset() const { return m_opAt; }
 
 private:
     void step(ByteReader& in, uint8_t op, std::size_t at);
@@ -94,6 +96,7 @@ private:
     std::size_t m_indirectCalls = 0;
     std::unordered_set<std::string> m_called;
     int m_protocol = 0;
+    std::size_t m_opAt = 0;
 };
 
 /// Python 2 -> 3 renames (`__builtin__` -> `builtins`, `copy_reg` -> `copyreg`...), as
