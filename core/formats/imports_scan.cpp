@@ -4,6 +4,7 @@
 #include "ckpt/formats/checkpoint_file.h"
 #include "ckpt/formats/file_sniff.h"
 #include "ckpt/io/archive_members.h"
+#include "ckpt/io/errors.h"
 #include "ckpt/io/tar_index.h"
 #include "ckpt/io/zip_archive.h"
 
@@ -44,7 +45,13 @@ std::size_t scanPickle(ImportsReport& report, const std::string& record, Bytes d
                 rest.push_back(std::move(g));
         }
         report.add(record, rest);
-        report.notes.push_back(record + ": the pickle is malformed (" + e.what() + ")");
+        // A bound of the reader's own (stack, MARKs, memo, objects, integer size) is not a fault
+        // of the file: CPython may read it, with the memory it takes. Said as such.
+        if (dynamic_cast<const LimitError*>(&e))
+            report.notes.push_back(record + ": reading stopped at a resource bound (" + e.what()
+                                   + "): the rest was scanned for globals only");
+        else
+            report.notes.push_back(record + ": the pickle is malformed (" + e.what() + ")");
         report.malformed = true;
         return std::string::npos;
     }

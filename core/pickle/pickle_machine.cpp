@@ -352,6 +352,7 @@ void PickleMachine::step(ByteReader& in, uint8_t op, std::size_t opAt)
         if (kind == Kind::ByteArray) { // a read-only memoryview: bytes that follow the bytearray's
             std::string bytes = m_graph[id].text;
             const NodeId view = makeText(Kind::Bytes, std::move(bytes));
+            m_graph[view].flag = true; // hashing the view hashes the bytearray: unhashable
             m_graph[id].items.push_back(view);
             m_stack.back() = view;
         } else if (kind != Kind::Bytes && isInert(kind)) {

@@ -52,6 +52,8 @@ bool isUnhashable(const ValueGraph& graph, NodeId id)
         return true;
     case Kind::Tuple:
         return n.flag;
+    case Kind::Bytes: // a READONLY_BUFFER view of a bytearray: memoryview's hash hashes what it views
+        return n.flag;
     default:
         return false;
     }

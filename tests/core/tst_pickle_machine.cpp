@@ -3,6 +3,7 @@
 // family, memo identity, Python 2 names, limits, and error messages with offsets.
 #include "ckpt/formats/key_path.h"
 #include "ckpt/io/errors.h"
+#include "ckpt/pickle/codec_names.h"
 #include "ckpt/pickle/pickle_interpreter.h"
 #include "ckpt/pickle/pickle_machine.h"
 
@@ -138,6 +139,16 @@ private slots:
         const auto r2 = run("c__builtin__\nset\n((lp0\ntR.");
         QCOMPARE(QByteArray::fromStdString(r2.globals[0].module + "." + r2.globals[0].name), QByteArray("builtins.set"));
         QVERIFY(!r2.globals[0].written.empty());
+    }
+
+    // Latin-1 as CPython 3.11's codecs.lookup names it (each verdict checked with /usr/bin/python3).
+    void latin1CodecNames()
+    {
+        for (const char* yes : {"latin1", "Latin-1", "LATIN 1", "latin\xc3\x95", "latin_1_", "__latin1", "iso.8859.1",
+                                "iso-8859-1:1987", "latin\xc3\x95" "1", "L1", "cp819", "iso8859"})
+            QVERIFY2(isLatin1Codec(yes), yes);
+        for (const char* no : {"l.1", "l\xc3\x95" "1", "latinb1", "lin1", "utf-8", "", "latin-2", "latin1n"})
+            QVERIFY2(!isLatin1Codec(no), no);
     }
 
     void nonLiteralStackGlobal()

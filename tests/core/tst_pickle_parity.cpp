@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// The pickle machine against CPython's own unpickler (issue 17, parity): tests/fixtures/
+// The pickle machine against CPython's own unpickler (issues 17 and 34, parity): tests/fixtures/
 // make_pickle_parity.py writes thousands of benign pickles (pickle.dumps of random values in every
 // protocol, pickletools.optimize'd, hand-made opcode streams for every opcode and the edges of
-// protocol 0's text numbers, random opcode streams) with the canonical form of what
+// protocol 0's text numbers, random opcode streams, byte-level mutants of the fuzz corpus, and
+// CPython's own test pickles with the exit code `ckpt imports` must give) with the canonical form of what
 // /usr/bin/python3's C unpickler built, or the error it raised. Here the machine reads each file,
 // its graph is rendered in the same canonical form (evaluating the few allow-listed globals the
 // way CPython does), and both must agree: the same value for every file CPython reads, a refusal
@@ -248,8 +249,8 @@ private:
             const auto a = args(n);
             if (f == "builtins.frozenset")
                 return a.empty() ? frozenKey({}) : frozenKey(m_graph[a[0]].items);
-            if (f == "builtins.complex" && a.size() == 2 && number(a[0]) && number(a[1])) {
-                const double re = *number(a[0]), im = *number(a[1]);
+            if (f == "builtins.complex" && complexParts(a)) {
+                const auto [re, im] = *complexParts(a);
                 if (im == 0)
                     return floatKey(re, id);
                 return "c:" + (std::isnan(re) || std::isnan(im) ? "nan#" + std::to_string(id) : floatBits(re) + floatBits(im));
@@ -329,12 +330,27 @@ private:
         return std::nullopt;
     }
 
+    // complex(), complex(re), complex(re, im) of numbers: what CPython builds.
+    std::optional<std::pair<double, double>> complexParts(const std::vector<NodeId>& a) const
+    {
+        if (a.empty())
+            return std::make_pair(0.0, 0.0);
+        if (a.size() == 1 && number(a[0]))
+            return std::make_pair(*number(a[0]), 0.0);
+        if (a.size() == 2 && number(a[0]) && number(a[1]))
+            return std::make_pair(*number(a[0]), *number(a[1]));
+        return std::nullopt;
+    }
+
     std::optional<std::string> bytesOfCall(const std::string& f, const std::vector<NodeId>& a) const
     {
         if (f == "builtins.bytes" && a.empty())
             return std::string();
         const bool encode = f == "_codecs.encode" || f == "builtins.bytearray";
-        if (encode && a.size() == 2 && m_graph[a[0]].kind == Kind::String && m_graph[a[1]].kind == Kind::String
+        // encode(text, encoding[, errors]): the errors handler only matters on a character latin-1
+        // lacks, and then latin1() gives up too.
+        const bool errorsName = a.size() == 2 || (a.size() == 3 && m_graph[a[2]].kind == Kind::String);
+        if (encode && errorsName && m_graph[a[0]].kind == Kind::String && m_graph[a[1]].kind == Kind::String
             && isLatin1Codec(m_graph[a[1]].text))
             return latin1(m_graph[a[0]].text);
         const auto surrogate = [](const std::string& s) { // UTF-8 of U+D800-DFFF: ED A0-BF xx
@@ -373,8 +389,8 @@ private:
         }
         if (f == "builtins.frozenset" && a.size() <= 1)
             return {{"t", "frozenset"}, {"items", setItems(a.empty() ? std::vector<NodeId>{} : iterable(a[0]))}};
-        if (f == "builtins.complex" && a.size() == 2 && number(a[0]) && number(a[1]))
-            return {{"t", "complex"}, {"re", floatBits(*number(a[0]))}, {"im", floatBits(*number(a[1]))}};
+        if (f == "builtins.complex" && complexParts(a))
+            return {{"t", "complex"}, {"re", floatBits(complexParts(a)->first)}, {"im", floatBits(complexParts(a)->second)}};
         if (f == "builtins.bytearray") {
             if (auto b = bytesOfCall(f, a)) {
                 if (auto ref = seen(id))

@@ -29,7 +29,7 @@ enum class Kind : uint8_t {
     Float,    // f
     Complex,  // f, f2
     String,   // text (UTF-8)
-    Bytes,    // text (raw bytes)
+    Bytes,    // text (raw bytes); raw graph: flag = a read-only view of a bytearray (READONLY_BUFFER), unhashable
     ByteArray, // text; raw graph: items = the Bytes nodes READONLY_BUFFER made of it (read-only views that follow it)
     Tuple,    // items; raw graph: flag = holds a list, dict, set or bytearray (unhashable, as CPython's hash() says)
     List,     // items; text = class path of a list subclass
