@@ -106,8 +106,9 @@ void loopCounters(const TrainingState& s, Findings& out)
         // training_epoch_loop.py reset). After k restores from batch-end saves, a healthy batch-end
         // save has total ready = completed + 1 + k, while `current` keeps the batch-end shape.
         const double gap = *ready - *completed;
-        auto currentIsBatchEnd = [&] {
-            const std::string cur = name.substr(0, cut) + "/current/";
+        // `path` copies the structured binding: clang before 16 cannot capture one (the fuzz preset).
+        auto currentIsBatchEnd = [&, path = name] {
+            const std::string cur = path.substr(0, cut) + "/current/";
             const auto cr = value(cur + "ready"), cs = value(cur + "started"), cp = value(cur + "processed"), cc = value(cur + "completed");
             return cr && cc && (*cr == *cc || *cr == *cc + 1) && (!cs || *cs == *cr) && (!cp || *cp == *cr);
         };

@@ -420,6 +420,13 @@ private:
         const bool noKwargs = n.c == kNoNode || (m_graph[n.c].kind == Kind::Dict && m_graph[n.c].items.empty());
         if ((cls == "__main__.Thing" || cls == "builtins.object") && args(n).empty() && noKwargs)
             return object(id, cls);
+        // set.__new__(set, *args) ignores its arguments (set.__init__ would fill it, NEWOBJ never
+        // calls it): an empty set, with what ADDITEMS put there.
+        if (cls == "builtins.set" && noKwargs && (n.ref == 0 || n.ref == kSetItems) && n.state == kNoNode) {
+            if (auto ref = seen(id))
+                return *ref;
+            return {{"t", "set"}, {"id", m_ids[id]}, {"items", setItems(n.items)}};
+        }
         return unrenderable(id, "an instance of " + (cls.empty() ? std::string("a non-global") : cls));
     }
 
