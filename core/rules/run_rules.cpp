@@ -272,6 +272,41 @@ void lrLogDeparts(const RunHistory& run, const std::vector<const CheckpointFacts
 // The Mersenne Twister and Philox streams do not revisit a state within any training run's draws, so
 // only a re-seed explains it; a warning, since a loop may re-seed on purpose (manual_seed(seed) at
 // every epoch start), which the files cannot tell from a resume that skipped the RNG.
+// The same, where the state is not seen again exactly but its count of words drawn since the seed
+// is known (torch CPU, RngState::drawnSinceSeed): that count only grows while a run goes on, so a
+// later save that has drawn fewer words than an earlier one went back to its seed in between. (A
+// later save that drew almost nothing is no proof: a run may draw only while building its model,
+// as transformers/rng-missing and a healthy run that trains without dropout both show.)
+void rngDrawsFellBack(const std::string& kind, int rank,
+                      const std::vector<std::pair<const CheckpointFacts*, const RngPart::Generator*>>& seen,
+                      std::set<std::pair<const CheckpointFacts*, const CheckpointFacts*>>& reported, Findings& out)
+{
+    for (std::size_t j = 1; j < seen.size(); ++j) {
+        const auto& [ca, ga] = seen[j - 1];
+        const auto& [cb, gb] = seen[j];
+        const auto da = ga->state.drawnSinceSeed, db = gb->state.drawnSinceSeed;
+        const int64_t sa = *ca->state.globalStep, sb = *cb->state.globalStep;
+        if (!da || !db || sb <= sa || *db >= *da || !reported.insert({ca, cb}).second)
+            continue;
+        const std::string text = kind + " of rank " + std::to_string(rank) + " has drawn " + std::to_string(*db)
+                               + " words since its seed at step " + std::to_string(sb) + ", fewer than the " + std::to_string(*da)
+                               + " it had drawn at step " + std::to_string(sa) + ": it went back to its seed in between";
+        Finding f = makeFinding("rng.restarted", text,
+            hintWithNext("A resume re-seeded instead of loading the RNG state: a checkpoint whose RNG file was missing or "
+                         "skipped (the Trainer seeds again and goes on when rng_state.pth is absent; story "
+                         "transformers#17032), or a try/except around the restore. Dropout masks and shuffling repeat "
+                         "those of the run's first steps. A loop that re-seeds on purpose explains it too (recovery "
+                         "guide §4.1 on the state of every random generator).",
+                         Component::Rng));
+        f.evidence.push_back(evidence(kind + " words drawn since the seed at step " + std::to_string(sa), std::to_string(*da),
+                                      {ga->file, ga->state.key}));
+        f.evidence.push_back(evidence(kind + " words drawn since the seed at step " + std::to_string(sb), std::to_string(*db),
+                                      {gb->file, gb->state.key}));
+        f.checkpoints = {ca->state.path, cb->state.path};
+        out.push_back(std::move(f));
+    }
+}
+
 void rngRestarted(const std::vector<const CheckpointFacts*>& cs, Findings& out)
 {
     using Key = std::tuple<int, std::string, std::string>; // rank, kind, key path
@@ -316,6 +351,7 @@ void rngRestarted(const std::vector<const CheckpointFacts*>& cs, Findings& out)
             f.checkpoints = {ca->state.path, cb->state.path};
             out.push_back(std::move(f));
         }
+        rngDrawsFellBack(std::get<1>(key), std::get<0>(key), seen, reported, out);
     }
 }
 

@@ -208,6 +208,40 @@ std::optional<RngState> decodeNumpyParts(const Document& doc, NodeId keyNode, No
     return s;
 }
 
+// torch's MT19937 (aten/src/ATen/core/MT19937RNGEngine.h): seeded from the low 32 bits of the
+// seed with Knuth's multiplier, left = 1 and next = 0, so the first draw twists; each later twist
+// comes after 624 draws. A saved table is the seed's table after k twists and `next` words read
+// from it: k = 0 only right after seeding (next 0), else the words drawn are 624 (k - 1) + next.
+// The replay stops after 2^20 words (1,681 twists, about a millisecond, paid on every rank's state
+// of every checkpoint): a generator that drew more is not counted.
+std::optional<uint64_t> wordsDrawnSinceSeed(uint64_t seed, const std::vector<uint32_t>& table, uint64_t next)
+{
+    constexpr uint32_t kUpper = 0x80000000u, kLower = 0x7fffffffu, kMatrixA = 0x9908b0dfu;
+    constexpr std::size_t kShift = 397;
+    std::vector<uint32_t> mt(kMtWords);
+    mt[0] = static_cast<uint32_t>(seed);
+    for (std::size_t j = 1; j < kMtWords; ++j)
+        mt[j] = 1812433253u * (mt[j - 1] ^ (mt[j - 1] >> 30)) + static_cast<uint32_t>(j);
+    if (mt == table)
+        return next == 0 ? std::optional<uint64_t>(0) : std::nullopt;
+    constexpr uint64_t kMaxTwists = ((uint64_t(1) << 20) / kMtWords) + 1;
+    auto mix = [&](std::size_t k, std::size_t k1, std::size_t km) {
+        const uint32_t y = (mt[k] & kUpper) | (mt[k1] & kLower);
+        mt[k] = mt[km] ^ (y >> 1) ^ ((y & 1u) ? kMatrixA : 0u);
+    };
+    for (uint64_t twists = 1; twists <= kMaxTwists; ++twists) {
+        std::size_t k = 0;
+        for (; k < kMtWords - kShift; ++k)
+            mix(k, k + 1, k + kShift);
+        for (; k < kMtWords - 1; ++k)
+            mix(k, k + 1, k + kShift - kMtWords);
+        mix(kMtWords - 1, 0, kShift - 1);
+        if (mt == table)
+            return next >= 1 && next <= kMtWords ? std::optional<uint64_t>(kMtWords * (twists - 1) + next) : std::nullopt;
+    }
+    return std::nullopt;
+}
+
 RngState decodeTorchCpu(const FieldReader& r, bool legacy)
 {
     RngState s;
@@ -252,6 +286,8 @@ RngState decodeTorchCpu(const FieldReader& r, bool legacy)
         addProblem(s, "state word " + std::to_string(wide - raw.begin()) + " does not fit 32 bits");
     if (allZero(words))
         addProblem(s, "the MT19937 key is all zero (the generator would only produce zeros)");
+    if (s.problem.empty())
+        s.drawnSinceSeed = wordsDrawnSinceSeed(seed, words, next);
 
     Fnv64 h;
     h.text("torch_cpu");

@@ -142,6 +142,7 @@ private slots:
             expectInt("seed", s->seed);
             expectInt("offset", s->offset);
             expectInt("position", s->position);
+            expectInt("drawn", s->drawnSinceSeed);
             const json& g = e["gauss"];
             QVERIFY2(g.is_null() ? !s->gaussCache : (s->gaussCache && *s->gaussCache == g.get<double>()),
                      (where + " gauss: " + optionalText(s->gaussCache) + " != Python's " + g.dump()).c_str());

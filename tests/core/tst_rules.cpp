@@ -338,6 +338,20 @@ private slots:
         QVERIFY2(f->message.find("rank 2 at step 300 is back in the state it had at step 100") != std::string::npos, f->message.c_str());
         QCOMPARE(f->checkpoints.size(), std::size_t(2));
         QVERIFY(!find(checkRunDir(sample("ddp4-mlp"), false), "rng.restarted"));
+
+        // Not seen again, but gone back: checkpoint-0000300's rank 0 holds the state rank 0 had at step
+        // 100 (210,113 words drawn since seed 1234), in a run that keeps only steps 200 (414,913) and 300.
+        QTemporaryDir back;
+        copyOf(back, sample("ddp4-mlp/checkpoint-0000200"), "run/checkpoint-0000200");
+        const std::string c3 = copyOf(back, sample("ddp4-mlp/checkpoint-0000300"), "run/checkpoint-0000300");
+        fs::copy_file(sample("ddp4-mlp/checkpoint-0000100/rng-rank-0.pt"), c3 + "/rng-rank-0.pt", fs::copy_options::overwrite_existing);
+        const auto wentBack = checkRunDir(back.path().toStdString() + "/run", false);
+        const Finding* g = find(wentBack, "rng.restarted");
+        QVERIFY2(g, listRules(wentBack).constData());
+        QCOMPARE(g->severity, Severity::Warning);
+        QVERIFY2(g->message.find("has drawn 210113 words since its seed at step 300, fewer than the 414913 it had drawn at step 200")
+                     != std::string::npos, g->message.c_str());
+        QCOMPARE(g->evidence.size(), std::size_t(2));
     }
 
     // Lightning 2.1.4 itself resumed with accumulate_grad_batches 2 instead of 1 (the real-library run):

@@ -63,6 +63,8 @@ void addGenerator(const RngPart::Generator& g, std::vector<Fact>& out)
         add(QStringLiteral("offset"), QString::number(*g.state.offset));
     if (g.state.gaussCache)
         add(QStringLiteral("cached normal"), number(*g.state.gaussCache));
+    if (g.state.drawnSinceSeed)
+        add(QStringLiteral("words drawn since the seed"), QString::number(*g.state.drawnSinceSeed));
 }
 
 void addFields(const TrainingState& state, const QString& part, const std::vector<StateField>& fields,

@@ -41,6 +41,10 @@ struct RngState {
     /// python gauss_next, numpy cached_gaussian when has_gauss, torch CPU the cached double
     /// normal sample when normal_is_valid.
     std::optional<double> gaussCache;
+    /// torch CPU: how many 32-bit words the generator has drawn since it was seeded with `seed`,
+    /// found by replaying MT19937 from the seed (aten MT19937RNGEngine.h); empty beyond 2^20
+    /// words, or when the state is not one the seed leads to (set_rng_state of another run's).
+    std::optional<uint64_t> drawnSinceSeed;
 };
 
 /// Every generator state found anywhere under the file's root, recognised by structure (not
