@@ -380,6 +380,9 @@ private:
         const Node& n = m_graph[id];
         const std::string f = path(n.a);
         const auto a = args(n);
+        // Thing() and object() by REDUCE build what NEWOBJ does: a plain object, filled by BUILD.
+        if ((f == "__main__.Thing" || f == "builtins.object") && a.empty() && m_graph[n.b].kind == Kind::Tuple)
+            return object(id, f);
         if (f == "builtins.set" && a.size() <= 1) {
             if (auto ref = seen(id))
                 return *ref;
