@@ -249,6 +249,12 @@ private:
         if (top.value.is_array()) {
             top.value.push_back(std::move(v));
         } else if (!top.pendingKey) {
+            // A mapping or sequence as a key: PyYAML (and OmegaConf) refuse it ("found unhashable
+            // key"). Dumped into a key, nested ones grew exponentially, every level escaping the
+            // quotes of the one inside (a 448-byte fuzz input asked for 22 GB).
+            if (v.is_object() || v.is_array())
+                throw FormatError("YAML: a mapping or sequence is used as a mapping key, which YAML loaders refuse "
+                                  "(PyYAML: found unhashable key)");
             top.pendingKey = v.is_string() ? v.get<std::string>() : v.dump();
         } else {
             top.value[*top.pendingKey] = std::move(v);
