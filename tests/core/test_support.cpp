@@ -43,7 +43,8 @@ std::vector<std::byte> readFile(const std::string& path)
     std::ifstream in(path, std::ios::binary);
     std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::vector<std::byte> out(raw.size());
-    std::memcpy(out.data(), raw.data(), raw.size());
+    if (!raw.empty()) // memcpy from an empty vector's null data() is undefined (UBSan says so)
+        std::memcpy(out.data(), raw.data(), raw.size());
     return out;
 }
 
