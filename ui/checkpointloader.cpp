@@ -2,7 +2,7 @@
 #include "ui/checkpointloader.h"
 
 #include "ckpt/formats/checkpoint_file.h"
-#include "ckpt/state/checkpoint_layout.h"
+#include "ckpt/frameworks/checkpoint_layout.h"
 #include "ui/backgroundpriority.h"
 #include "ui/textformat.h"
 

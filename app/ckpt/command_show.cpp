@@ -31,6 +31,7 @@ void printFields(const char* title, const std::vector<StateField>& fields)
 void printState(const TrainingState& s)
 {
     std::cout << s.path << "\nlayout: " << layoutName(s.layout.layout)
+              << (s.layout.recognisedBy.empty() ? "" : ", by " + s.layout.recognisedBy)
               << (s.layout.complete ? "" : "  (INCOMPLETE: " + s.layout.incompleteReason + ")") << "\n";
     std::cout << "global step: " << (s.globalStep ? std::to_string(*s.globalStep) : std::string("unknown")) << "\n\n";
     if (s.model) {

@@ -5,7 +5,7 @@
 #include "ckpt/formats/checkpoint_file.h"
 #include "ckpt/formats/dcp_checkpoint.h"
 #include "ckpt/report/json_export.h"
-#include "ckpt/state/checkpoint_layout.h"
+#include "ckpt/frameworks/checkpoint_layout.h"
 
 #include <filesystem>
 #include <iostream>

@@ -2,7 +2,7 @@
 #include "audit_support.h"
 
 #include "ckpt/formats/dcp_checkpoint.h"
-#include "ckpt/formats/model_export.h"
+#include "ckpt/frameworks/model_export.h"
 #include "ckpt/io/errors.h"
 #include "ckpt/io/read_only_file.h"
 

@@ -159,6 +159,7 @@ nlohmann::json trainingStateToJson(const TrainingState& s)
         {"path", s.path},
         {"format", layoutName(s.layout.layout)},
         {"layout", layoutName(s.layout.layout)},
+        {"recognised_by", s.layout.recognisedBy.empty() ? json(nullptr) : json(s.layout.recognisedBy)},
         {"complete", s.layout.complete},
         {"incomplete_reason", s.layout.incompleteReason.empty() ? json(nullptr) : json(s.layout.incompleteReason)},
         {"files", files},

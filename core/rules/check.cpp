@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/rules/check.h"
 
+#include "ckpt/frameworks/framework_registry.h"
 #include "ckpt/audit/manifest_audit.h"
 #include "ckpt/state/run_discovery.h"
 #include "ckpt/state/run_history.h"
@@ -45,7 +46,7 @@ CheckpointFacts load(const std::string& path, const FactOptions& options, const 
         auditFacts(c, path);
     // A recognised layout whose files cannot be read (a model export whose one shard is refused) is
     // checked and audited: its findings say why; only an unrecognisable path is refused.
-    const bool recognised = c.state.layout.layout != Layout::Generic && c.state.layout.layout != Layout::StateDict;
+    const bool recognised = conventionsOf(c.state.layout.layout).namesAFramework;
     if (!readable(c.state) && c.files.empty() && c.audit.empty() && !recognised) {
         const std::string why = c.state.warnings.empty() ? "no training state found in it" : c.state.warnings.front();
         throw std::runtime_error(why.starts_with(path) ? why : path + ": " + why);

@@ -4,6 +4,7 @@
 // gradient accumulation; the guide's example saves batch_pos = the next unconsumed batch), and
 // per-rank samplers that agree with each other and with the checkpoint's own cursor.
 #include "ckpt/rules/rule_catalogue.h"
+#include "ckpt/frameworks/framework_registry.h"
 #include "data_cursor.h"
 #include "rule_families.h"
 #include "rule_support.h"
@@ -33,7 +34,7 @@ void cursorMissing(const TrainingState& s, const DataCursor& d, Findings& out)
         out.push_back(std::move(f));
         return;
     }
-    if (d.position || !d.epoch || s.layout.layout == Layout::HfTrainer || s.layout.layout == Layout::Lightning || s.layout.layout == Layout::Nemo)
+    if (d.position || !d.epoch || conventionsOf(s.layout.layout).epochPositionFromOtherCounters)
         return;
     Finding f = makeFinding("data.cursor-missing",
         "epoch " + numberText(*d.epoch) + " is recorded but not how far into it training got",

@@ -3,6 +3,7 @@
 // (or epochs), its recorded LR is what its formula gives there and what the optimizer uses, and
 // it can be rebuilt on resume (initial_lr in the param groups).
 #include "ckpt/rules/rule_catalogue.h"
+#include "ckpt/frameworks/framework_registry.h"
 #include "rule_families.h"
 #include "rule_support.h"
 #include "scaler_account.h"
@@ -128,10 +129,9 @@ void stepCount(const TrainingState& s, Findings& out)
     if (l.stepCount <= 0 || l.lastEpoch < 0 || !l.children.empty() || l.kind == "ReduceLROnPlateau"
         || l.kind == "CosineAnnealingWarmRestarts" || l.stepCount == l.lastEpoch + 1)
         return;
-    // accelerate's AcceleratedScheduler counts _step_count up on every accumulation step between syncs
-    // (GradientAccumulationPlugin.adjust_scheduler, on by default) and steps num_processes times per
-    // sync (accelerate@16cb6eb8 src/accelerate/scheduler.py step): the two never keep torch's relation.
-    if (s.layout.layout == Layout::Accelerate)
+    // Some frameworks step the scheduler on their own cadence (accelerate: on accumulation steps and
+    // once per process), so the two never keep torch's relation there.
+    if (conventionsOf(s.layout.layout).schedulerStepCountOwnCadence)
         return;
     Finding f = makeFinding("scheduler.step-count",
         "_step_count " + std::to_string(l.stepCount) + " differs from last_epoch + 1 = " + std::to_string(l.lastEpoch + 1),

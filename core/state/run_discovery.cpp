@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/state/run_discovery.h"
 
-#include "ckpt/state/checkpoint_layout.h"
+#include "ckpt/frameworks/checkpoint_layout.h"
 
 #include <algorithm>
 #include <filesystem>

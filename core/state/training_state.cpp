@@ -10,6 +10,7 @@
 #include "ckpt/formats/yaml_json.h"
 #include "ckpt/io/errors.h"
 #include "ckpt/io/read_only_file.h"
+#include "ckpt/frameworks/framework_registry.h"
 #include "ckpt/state/state_values.h"
 #include "state_structure.h"
 
@@ -285,19 +286,6 @@ void StateReader::readJsonSidecars()
     }
 }
 
-// NeMo 1.x's Lightning checkpoints: its checkpoint callback's state key (NeMoModelCheckpoint{...}) or the
-// model config pickled as hyper_parameters.cfg with nemo_version (NVIDIA/NeMo@8cfedd72
-// nemo/utils/callbacks/nemo_model_checkpoint.py, nemo/core/classes/modelPT.py).
-static bool isNemoLightning(const ValueGraph& g, NodeId root)
-{
-    for (const auto& [key, value] : dictItems(g, g.get(root, "callbacks"))) {
-        if (key.starts_with("NeMoModelCheckpoint"))
-            return true;
-    }
-    return g.get(root, "hparams_type") != kNoNode && g.get(root, "hparams_name") != kNoNode
-        && g.valid(g.get(root, "hyper_parameters")) && g[g.get(root, "hyper_parameters")].text == "omegaconf.dictconfig.DictConfig";
-}
-
 void StateReader::refineSingleFileLayout()
 {
     CheckpointLayout& layout = m_state.layout;
@@ -308,15 +296,11 @@ void StateReader::refineSingleFileLayout()
     const CheckpointFile& f = *m_files.front().file;
     const ValueGraph& g = f.graph();
     const NodeId root = f.root();
-    auto has = [&](const char* k) { return g.get(root, k) != kNoNode; };
-    if (has("pytorch-lightning_version") || (has("state_dict") && has("optimizer_states")))
-        layout.layout = isNemoLightning(g, root) ? Layout::Nemo : Layout::Lightning;
-    else if (has("module") && (has("ds_version") || has("global_steps")))
-        layout.layout = Layout::DeepSpeed;
-    else if (has("model") && has("optimizer") && (has("global_step") || has("batch_pos")))
-        layout.layout = Layout::RecoveryGuideFile;
-    else if (stateDictScore(g, root) > 0)
-        layout.layout = Layout::StateDict;
+    // The adapters recognise a framework's single file by its top-level keys (framework_registry.h).
+    if (auto claimed = recogniseContent(ContentProbe{g, root, stateDictScore(g, root)})) {
+        layout.layout = claimed->first;
+        layout.recognisedBy = std::move(claimed->second);
+    }
 }
 
 // NeMo keeps the samples consumed only in the checkpoint's name ("...-step=40-consumed_samples=320.0"),

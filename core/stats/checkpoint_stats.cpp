@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/stats/checkpoint_stats.h"
 
+#include "ckpt/frameworks/framework_registry.h"
 #include "ckpt/formats/dcp_checkpoint.h"
 #include "ckpt/formats/rank_names.h"
 #include "ckpt/formats/tensor_view_reader.h"
@@ -378,7 +379,7 @@ CheckpointStats computeCheckpointStats(const std::string& path, const StatsOptio
                 out.warnings.push_back(e.what());
             }
         }
-        const bool partitions = layout.layout == Layout::DeepSpeed;
+        const bool partitions = conventionsOf(layout.layout).optimizerPartitionedAcrossRanks.holds;
         std::map<std::pair<std::size_t, uint32_t>, StatsAccumulator> kept;
         uint64_t before = 0;
         std::size_t tensorsBefore = 0;

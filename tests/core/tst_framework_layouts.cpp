@@ -8,6 +8,7 @@
 #include "ckpt/audit/manifest_audit.h"
 #include "ckpt/formats/dcp_checkpoint.h"
 #include "ckpt/formats/tensor_view_reader.h"
+#include "ckpt/frameworks/framework_registry.h"
 #include "ckpt/report/state_json.h"
 #include "ckpt/state/run_history.h"
 #include "ckpt/state/training_state.h"
@@ -21,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 using namespace ckpt;
 using namespace testsupport;
@@ -316,6 +318,46 @@ private slots:
             for (const auto& ps : j["optimizer"]["param_state"])
                 QVERIFY2(ps["name"].is_string(), folder);
         }
+    }
+
+    // The registry is the one list: every layout has exactly one adapter, and each name is its own.
+    void registryHasOneAdapterPerLayout()
+    {
+        std::set<std::string> names;
+        std::set<Layout> layouts;
+        for (const FrameworkAdapter* a : frameworkAdapters()) {
+            QVERIFY2(names.insert(a->name()).second, a->name());
+            QVERIFY2(layouts.insert(a->layout()).second, a->name());
+            QCOMPARE(&frameworkOf(a->layout()), a);
+            QCOMPARE(std::string(layoutName(a->layout())), std::string(a->name()));
+        }
+        QCOMPARE(std::string(frameworkAdapters().back()->name()), std::string("generic"));
+        QCOMPARE(layouts.size(), std::size_t(int(Layout::Generic) + 1));
+    }
+
+    // Each recognised checkpoint says which adapter claimed it and why, in the text and the JSON; the
+    // generic fallback claims nothing.
+    void recognitionSaysWhy()
+    {
+        const std::vector<std::pair<const char*, const char*>> cases = {
+            {"deepspeed/global_step20", "_model_states.pt"}, {"dcp/step-15", ".metadata"},
+            {"accelerate/checkpoints/checkpoint_0", "random_states_"}, {"hf-trainer/checkpoint-20", "trainer_state.json"},
+            {"tiny-mlp/checkpoint-0000050", "manifest.json"}, {"lightning/checkpoints/epoch=0-step=25.ckpt", "pytorch-lightning_version"}};
+        for (const auto& [folder, why] : cases) {
+            const std::string path = sample(folder);
+            const CkptRun r = runCkpt({QStringLiteral("show"), QString::fromStdString(path), QStringLiteral("--json")});
+            QCOMPARE(r.code, 0);
+            const json j = json::parse(r.out.toStdString());
+            QVERIFY2(j["recognised_by"].is_string(), path.c_str());
+            QVERIFY2(j["recognised_by"].get<std::string>().find(why) != std::string::npos, j["recognised_by"].dump().c_str());
+            const CkptRun text = runCkpt({QStringLiteral("show"), QString::fromStdString(path)});
+            QVERIFY2(text.out.contains(", by "), path.c_str());
+        }
+        QTemporaryDir plain;
+        std::ofstream(plain.filePath(QStringLiteral("notes.txt")).toStdString()) << "not a checkpoint";
+        const CheckpointLayout generic = detectLayout(plain.path().toStdString());
+        QCOMPARE(generic.layout, Layout::Generic);
+        QVERIFY(generic.recognisedBy.empty());
     }
 
     void auditsOfTheNewLayouts()

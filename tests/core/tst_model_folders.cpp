@@ -5,7 +5,7 @@
 // checked against the weights' shapes.
 #include "test_support.h"
 
-#include "ckpt/state/checkpoint_layout.h"
+#include "ckpt/frameworks/checkpoint_layout.h"
 #include "ckpt/state/run_discovery.h"
 
 #include <QTemporaryDir>

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/pages/tensorrows.h"
 
+#include "ckpt/frameworks/framework_registry.h"
 #include "ckpt/formats/checkpoint_file.h"
 #include "ckpt/formats/dcp_checkpoint.h"
 #include "ckpt/formats/rank_names.h"
@@ -130,7 +131,7 @@ void addRankGroups(Layout layout, const std::vector<OpenedFile>& opened, std::ve
             continue;
         const TensorRow& first = rows[static_cast<std::size_t>(members.front())];
         // A scalar in every rank's ZeRO file (Adam's step) is a copy, not a piece.
-        const bool partitions = layout == Layout::DeepSpeed && !first.shape.empty()
+        const bool partitions = conventionsOf(layout).optimizerPartitionedAcrossRanks.holds && !first.shape.empty()
             && opened[static_cast<std::size_t>(first.fileIndex)].role == "optimizer";
         bool sameShape = true;
         for (const int m : members) {

@@ -5,7 +5,7 @@
 // never tensor data, and a pickle only when a step cannot be told otherwise.
 #pragma once
 
-#include "ckpt/state/checkpoint_layout.h"
+#include "ckpt/frameworks/checkpoint_layout.h"
 
 #include <map>
 #include <optional>

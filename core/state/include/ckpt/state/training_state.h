@@ -6,7 +6,7 @@
 #pragma once
 
 #include "ckpt/formats/checkpoint_file.h"
-#include "ckpt/state/checkpoint_layout.h"
+#include "ckpt/frameworks/checkpoint_layout.h"
 #include "ckpt/state/lr_schedule.h"
 #include "ckpt/state/rng_state.h"
 

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Which files make up one checkpoint and what each holds, recognised from names and
-// contents: the recovery guide's directory and single-file layouts, Hugging Face Trainer,
-// PyTorch Lightning, DeepSpeed, accelerate, torch.distributed.checkpoint, a plain state_dict,
-// and a generic fallback.
+// Which files make up one checkpoint and what each holds. detectLayout asks every framework
+// adapter (framework_registry.h) and keeps the most confident claim; the adapters' folders under
+// core/frameworks/ say how each layout is recognised and where that knowledge was read.
 #pragma once
 
 #include "ckpt/formats/rank_names.h" // stepFromName
@@ -63,6 +62,9 @@ struct CheckpointLayout {
     /// Empty for every other layout.
     std::string distributedDir;
     std::string incompleteReason;
+    /// Why the layout was recognised as it was (the adapter's reason: "trainer_state.json, which
+    /// the Trainer writes into every checkpoint-N/"); empty for the generic fallback.
+    std::string recognisedBy;
 };
 
 /// Throws std::runtime_error naming the path when it does not exist.

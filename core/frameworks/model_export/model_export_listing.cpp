@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ckpt/formats/model_export.h"
+#include "ckpt/frameworks/model_export.h"
 
 #include <regex>
 

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// accelerate's save_state folders. See README.md beside this file.
+#include "ckpt/frameworks/framework_adapter.h"
+
+namespace ckpt::frameworks {
+namespace {
+
+class AccelerateAdapter final : public FrameworkAdapter {
+public:
+    Layout layout() const override { return Layout::Accelerate; }
+    const char* name() const override { return "accelerate"; }
+    const FrameworkConventions& conventions() const override
+    {
+        // AcceleratedScheduler counts _step_count up on every accumulation step between syncs
+        // (GradientAccumulationPlugin.adjust_scheduler, on by default) and steps num_processes times
+        // per sync: the two never keep torch's relation.
+        static const FrameworkConventions c{
+            .schedulerStepCountOwnCadence = {true, "accelerate@16cb6eb8 src/accelerate/scheduler.py AcceleratedScheduler.step"}};
+        return c;
+    }
+
+    std::optional<Recognition> recogniseFolder(const FolderListing& folder, const CheckpointLayout& listed) const override
+    {
+        // accelerate's save_state names (huggingface/accelerate@8d1479def0bb src/accelerate/utils/constants.py,
+        // checkpointing.py save_accelerator_state; accelerator.py save_state): random_states_<process>.pkl,
+        // optimizer.bin / optimizer_<i>.bin, scheduler.bin, custom_checkpoint_<i>.pkl. Without its RNG
+        // files (deleted, or a load that failed) the folder is still accelerate's.
+        if (!folder.any([](const std::string& n) {
+                return n.starts_with("random_states_") || n == "optimizer.bin" || (n.starts_with("optimizer_") && n.ends_with(".bin"))
+                    || (n.starts_with("custom_checkpoint_") && n.ends_with(".pkl"));
+            }))
+            return std::nullopt;
+        CheckpointLayout out = listed;
+        out.layout = Layout::Accelerate;
+        // checkpoint_<i> counts saves (ProjectConfiguration.automatic_checkpoint_naming), not steps;
+        // accelerate saves no step at all (the Accelerator.step of random_states_<i>.pkl, from 0.32 on,
+        // counts micro-batches since the last dataloader end).
+        if (folder.base.starts_with("checkpoint_"))
+            out.stepFromName.reset();
+        return Recognition{0.7, "random_states_<i>.pkl / optimizer.bin (accelerate's save_state)", std::move(out)};
+    }
+};
+
+} // namespace
+
+const FrameworkAdapter& accelerateAdapter()
+{
+    static const AccelerateAdapter adapter;
+    return adapter;
+}
+
+} // namespace ckpt::frameworks
