@@ -46,6 +46,7 @@ template <class Claim> CheckpointLayout bestClaim(const CheckpointLayout& listed
     if (!best)
         return listed;
     best->layout.recognisedBy = std::move(best->reason);
+    best->layout.refineByContent = best->provisional;
     return std::move(best->layout);
 }
 
@@ -75,6 +76,7 @@ CheckpointLayout detectLayout(const std::string& path)
     CheckpointLayout listed;
     listed.path = path;
     listed.stepFromName = stepFromName(fs::path(path).filename().string());
+    listed.refineByContent = true; // until an adapter claims it
     for (const FrameworkAdapter* a : frameworkAdapters()) {
         if (std::string why = a->unfinishedSaveBeside(path); !why.empty()) {
             listed.complete = false;

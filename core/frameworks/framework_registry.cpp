@@ -62,6 +62,7 @@ std::optional<Recognition> FrameworkAdapter::recogniseFolder(const FolderListing
 std::optional<Recognition> FrameworkAdapter::recogniseFile(const CheckpointLayout&) const { return std::nullopt; }
 std::optional<ContentClaim> FrameworkAdapter::recogniseContent(const ContentProbe&) const { return std::nullopt; }
 std::string FrameworkAdapter::unfinishedSaveBeside(const std::string&) const { return {}; }
+std::vector<NamedFact> FrameworkAdapter::factsFromNames(const CheckpointLayout&) const { return {}; }
 
 bool FolderListing::has(std::string_view name) const { return std::binary_search(files.begin(), files.end(), name); }
 

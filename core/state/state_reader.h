@@ -49,9 +49,8 @@ private:
     void readTokenizerFiles(const LayoutFile& info);
     void refineSingleFileLayout();
     void settleGlobalStep();
-    void noteUnreadParts();
-    void readNameCounters();
-    void readProcessCount();
+    void noteLayoutWarnings();
+    void readNamedFacts();
 
     // state_reader_parts.cpp
     void readModel(Opened& f);

@@ -5,6 +5,7 @@
 // its usual key or, failing that, by its structure.
 #include "state_reader.h"
 
+#include "ckpt/frameworks/framework_registry.h"
 #include "ckpt/state/state_values.h"
 #include "state_structure.h"
 #include "zero_optimizer.h"
@@ -345,11 +346,11 @@ void StateReader::readCounters(Opened& f)
         }
         return;
     }
-    // accelerate's register_for_checkpointing objects are the user's own (custom_checkpoint_<i>.pkl,
-    // accelerate@8d1479def0bb src/accelerate/checkpointing.py save_custom_state): what their `step` or
-    // `epoch` means is the user's convention, so they are shown under the file's name and no rule takes
-    // them for the run's counters.
-    if (m_state.layout.layout == Layout::Accelerate && fileStem(f.info.path).starts_with("custom_checkpoint_")) {
+    // Files of the user's own registered objects (accelerate's custom_checkpoint_<i>.pkl): what their
+    // `step` or `epoch` means is the user's convention, so they are shown under the file's name and no
+    // rule takes them for the run's counters.
+    const FrameworkConventions& conventions = conventionsOf(m_state.layout.layout);
+    if (conventions.userObjectFilePrefix && fileStem(f.info.path).starts_with(conventions.userObjectFilePrefix.value)) {
         const std::string stem = fileStem(f.info.path);
         for (const auto& [k, v] : fieldsOf(g, root)) {
             const std::string text = simpleText(*f.file, v);
@@ -360,14 +361,12 @@ void StateReader::readCounters(Opened& f)
     }
     auto scan = [&](NodeId dict, const KeyPath& prefix) {
         for (const auto& [k, v] : dictItems(g, dict)) {
-            // accelerate's random_states_<i>.pkl "step" is Accelerator.step: accumulate() entries since
-            // the end of the last dataloader pass, reset to 0 there, per process; only the gradient
-            // accumulation phase is restored from it (accelerate@16cb6eb8 src/accelerate/accelerator.py
-            // _do_sync, checkpointing.py save_accelerator_state). It is not a global step.
-            const bool acceleratorStep = k == "step" && m_state.layout.layout == Layout::Accelerate && prefix.empty() && f.info.role == "rng";
+            // An RNG file's top-level "step" that is not the global step (accelerate's Accelerator.step)
+            // is kept under the framework's name for it.
+            const bool rngFileStep = k == "step" && conventions.rngFileStepName && prefix.empty() && f.info.role == "rng";
             // Only the known keys are read: a frontier model's state_dict has 90k entries, and reading
             // each one-element tensor's value (30k FP8 block scales) for nothing was a tenth of its state.
-            if (!acceleratorStep && !progressKeys.contains(k) && !dataKeys.contains(k) && !envKeys.contains(k))
+            if (!rngFileStep && !progressKeys.contains(k) && !dataKeys.contains(k) && !envKeys.contains(k))
                 continue;
             KeyPath key = prefix;
             key.push_back(k);
@@ -383,8 +382,8 @@ void StateReader::readCounters(Opened& f)
             const std::string text = simpleText(*f.file, v);
             if (text.empty())
                 continue;
-            if (acceleratorStep)
-                field(m_state.progress, "accelerator.step", text, from);
+            if (rngFileStep)
+                field(m_state.progress, conventions.rngFileStepName.value, text, from);
             else if (progressKeys.contains(k))
                 field(m_state.progress, k, text, from);
             else if (dataKeys.contains(k))

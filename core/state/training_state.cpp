@@ -28,29 +28,29 @@ StateReader::StateReader(TrainingState& state) : m_state(state) {}
 
 void StateReader::read()
 {
-    if (m_state.layout.layout == Layout::Dcp) {
+    // The adapter that recognised the checkpoint said how its state is stored.
+    switch (m_state.layout.storage) {
+    case StateStorage::Dcp:
         readDcp();
         settleGlobalStep();
         return;
-    }
-    if (!m_state.layout.distributedDir.empty()) {
+    case StateStorage::MegatronDistributed:
         readMegatronDist();
         readJsonSidecars();
-        readNameCounters();
+        readNamedFacts();
         settleGlobalStep();
         return;
-    }
-    // Files of tensor x pipeline parallel ranks: Megatron-LM's mp_rank_TT_PPP folders, NeMo 1.x's
-    // mp_rank_TT copies of one .ckpt, a .nemo's per-rank model_weights.ckpt.
-    const bool rankFiles = std::any_of(m_state.layout.files.begin(), m_state.layout.files.end(),
-                                       [](const LayoutFile& f) { return f.role == "state" && f.tp >= 0; });
-    if (m_state.layout.layout == Layout::Megatron || rankFiles) {
+    case StateStorage::ModelParallelFiles:
+        // Files of tensor x pipeline parallel ranks: Megatron-LM's mp_rank_TT_PPP folders, NeMo 1.x's
+        // mp_rank_TT copies of one .ckpt, a .nemo's per-rank model_weights.ckpt.
         readMegatron();
         readJsonSidecars();
-        noteUnreadParts();
-        readNameCounters();
+        noteLayoutWarnings();
+        readNamedFacts();
         settleGlobalStep();
         return;
+    case StateStorage::Files:
+        break;
     }
     openFiles();
     readJsonSidecars();
@@ -79,21 +79,16 @@ void StateReader::read()
     for (auto& f : m_files)
         readMegatronExtras(f);
     mapOptimizerNames();
-    noteUnreadParts();
-    readNameCounters();
-    readProcessCount();
+    noteLayoutWarnings();
+    readNamedFacts();
     settleGlobalStep();
 }
 
-// What a layout holds that this reader leaves unread, said instead of shown as absent.
-void StateReader::noteUnreadParts()
+// What recognition could not do (a .nemo whose members cannot be listed), said instead of shown as absent.
+void StateReader::noteLayoutWarnings()
 {
-    if (m_state.layout.layout != Layout::NemoArchive)
-        return;
-    const auto& files = m_state.layout.files;
-    if (files.size() == 1 && files.front().role == "other")
-        m_state.warnings.push_back(m_state.layout.path + ": its members cannot be listed (it is not a tar archive, plain or "
-                                   "gzip-compressed, as NeMo writes .nemo files); if it is one, extract it and open the folder");
+    for (const std::string& w : m_state.layout.warnings)
+        m_state.warnings.push_back(w);
 }
 
 void StateReader::openFiles()
@@ -289,7 +284,7 @@ void StateReader::readJsonSidecars()
 void StateReader::refineSingleFileLayout()
 {
     CheckpointLayout& layout = m_state.layout;
-    if (layout.layout != Layout::Generic && layout.layout != Layout::Lightning)
+    if (!layout.refineByContent)
         return;
     if (m_files.size() != 1)
         return;
@@ -303,35 +298,14 @@ void StateReader::refineSingleFileLayout()
     }
 }
 
-// NeMo keeps the samples consumed only in the checkpoint's name ("...-step=40-consumed_samples=320.0"),
-// and reads them back from it on resume (NVIDIA/NeMo@8cfedd72 nemo/collections/nlp/models/
-// language_modeling/megatron_base_model.py _extract_consumed_samples_from_ckpt): the data cursor.
-// accelerate's save_state writes one random_states_<process_index>.pkl per process
-// (accelerate@8d1479def0bb src/accelerate/checkpointing.py save_accelerator_state): their count is the
-// number of processes, which accelerate records nowhere else.
-void StateReader::readProcessCount()
+// Counters a framework keeps only in file names (NeMo's consumed_samples, accelerate's process count):
+// its adapter reads them (framework_adapter.h factsFromNames).
+void StateReader::readNamedFacts()
 {
-    if (m_state.layout.layout != Layout::Accelerate)
-        return;
-    std::set<int> ranks;
-    for (const auto& f : m_state.layout.files) {
-        if (f.role == "rng" && f.rank >= 0 && std::filesystem::path(f.path).filename().string().starts_with("random_states_"))
-            ranks.insert(f.rank);
+    for (const NamedFact& f : frameworkOf(m_state.layout.layout).factsFromNames(m_state.layout)) {
+        auto& part = f.part == "data" ? m_state.data : f.part == "progress" ? m_state.progress : m_state.environment;
+        field(part, f.name, f.value, {m_state.layout.path, {f.where}});
     }
-    if (!ranks.empty())
-        field(m_state.environment, "accelerate.num_processes", std::to_string(ranks.size()),
-              {m_state.layout.path, {std::string("(random_states_<i>.pkl files)")}});
-}
-
-void StateReader::readNameCounters()
-{
-    if (m_state.layout.layout != Layout::Nemo)
-        return;
-    static const std::regex consumed(R"(consumed_samples=(\d+)(?:\.\d+)?)");
-    const std::string name = std::filesystem::path(m_state.layout.path).filename().string();
-    std::smatch m;
-    if (std::regex_search(name, m, consumed))
-        field(m_state.data, "consumed_samples", m[1].str(), {m_state.layout.path, {std::string("(file name)")}});
 }
 
 void StateReader::settleGlobalStep()

@@ -253,6 +253,11 @@ private slots:
         QCOMPARE(q(s.optimizer->paramState[0].name), QByteArray("0.weight"));
         QVERIFY(s.scheduler && s.scheduler->schedule.kind == "CosineAnnealingWarmRestarts");
         QVERIFY(s.scaler && s.scaler->from.file.ends_with("scaler.pt"));
+        // The process count is in the RNG files' names only (one random_states_<i>.pkl per process).
+        const auto processes = std::find_if(s.environment.begin(), s.environment.end(),
+                                            [](const StateField& f) { return f.name == "accelerate.num_processes"; });
+        QVERIFY(processes != s.environment.end());
+        QCOMPARE(q(processes->value), QByteArray("2"));
         // R: four generators per process, each from its own random_states_<i>.pkl.
         QVERIFY(s.rng);
         QCOMPARE(s.rng->generators.size(), std::size_t(8));

@@ -196,6 +196,18 @@ private slots:
         QCOMPARE(runs.size(), std::size_t(4)); // separate models, never one run of them
     }
 
+    // A .nemo that is not a tar at all is still recognised by its name; the reader says why nothing
+    // of it is read, naming the file, and does not fail.
+    void archiveThatIsNoTar()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("model.nemo")).toStdString();
+        std::ofstream(path, std::ios::binary) << "this is not a tar archive, plain or gzip-compressed";
+        const CkptRun r = runCkpt({QStringLiteral("show"), QString::fromStdString(path), QStringLiteral("--json")});
+        const QByteArray said = r.out + r.err;
+        QVERIFY2(said.contains("its members cannot be listed") && said.contains("model.nemo"), said.constData());
+    }
+
     // A member named below the archive is a file of its own for every reader; a missing one names both.
     void archiveMemberPaths()
     {

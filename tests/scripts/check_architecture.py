@@ -85,9 +85,7 @@ for top in ('app', 'ui', 'tests'):
 LAYOUT_TESTS_TO_MOVE = {
     'core/state/run_discovery.cpp',
     'core/state/run_history.cpp',
-    'core/state/state_reader_parts.cpp',
     'core/state/state_reader_transformers.cpp',
-    'core/state/training_state.cpp',
 }
 layout_value = re.compile(r'\bLayout::(?!Generic;)[A-Z][A-Za-z]*')
 testing = set()

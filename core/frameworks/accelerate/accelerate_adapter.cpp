@@ -2,6 +2,9 @@
 // accelerate's save_state folders. See README.md beside this file.
 #include "ckpt/frameworks/framework_adapter.h"
 
+#include <filesystem>
+#include <set>
+
 namespace ckpt::frameworks {
 namespace {
 
@@ -14,9 +17,31 @@ public:
         // AcceleratedScheduler counts _step_count up on every accumulation step between syncs
         // (GradientAccumulationPlugin.adjust_scheduler, on by default) and steps num_processes times
         // per sync: the two never keep torch's relation.
+        // register_for_checkpointing objects are the user's own (custom_checkpoint_<i>.pkl,
+        // checkpointing.py save_custom_state): what their `step` or `epoch` means is the user's
+        // convention. random_states_<i>.pkl's "step" is Accelerator.step: accumulate() entries since
+        // the end of the last dataloader pass, reset to 0 there, per process; only the gradient
+        // accumulation phase is restored from it (accelerator.py _do_sync). It is not a global step.
         static const FrameworkConventions c{
-            .schedulerStepCountOwnCadence = {true, "accelerate@16cb6eb8 src/accelerate/scheduler.py AcceleratedScheduler.step"}};
+            .schedulerStepCountOwnCadence = {true, "accelerate@16cb6eb8 src/accelerate/scheduler.py AcceleratedScheduler.step"},
+            .userObjectFilePrefix = {"custom_checkpoint_", "accelerate@8d1479def0bb src/accelerate/checkpointing.py save_custom_state"},
+            .rngFileStepName = {"accelerator.step", "accelerate@16cb6eb8 src/accelerate/accelerator.py _do_sync, checkpointing.py save_accelerator_state"}};
         return c;
+    }
+
+    // save_state writes one random_states_<process_index>.pkl per process (accelerate@8d1479def0bb
+    // src/accelerate/checkpointing.py save_accelerator_state): their count is the number of
+    // processes, which accelerate records nowhere else.
+    std::vector<NamedFact> factsFromNames(const CheckpointLayout& layout) const override
+    {
+        std::set<int> ranks;
+        for (const auto& f : layout.files) {
+            if (f.role == "rng" && f.rank >= 0 && std::filesystem::path(f.path).filename().string().starts_with("random_states_"))
+                ranks.insert(f.rank);
+        }
+        if (ranks.empty())
+            return {};
+        return {NamedFact{"environment", "accelerate.num_processes", std::to_string(ranks.size()), "(random_states_<i>.pkl files)"}};
     }
 
     std::optional<Recognition> recogniseFolder(const FolderListing& folder, const CheckpointLayout& listed) const override

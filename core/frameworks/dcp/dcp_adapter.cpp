@@ -21,6 +21,7 @@ public:
             return std::nullopt;
         CheckpointLayout out = listed;
         out.layout = Layout::Dcp;
+        out.storage = StateStorage::Dcp;
         // Saves without a process group write one __<rank>.metadata per rank instead (formats.md §5.1).
         out.complete = folder.has(".metadata") || folder.any([](const std::string& n) { return n.starts_with("__") && n.ends_with(".metadata"); });
         if (!out.complete)

@@ -25,7 +25,7 @@ public:
             return std::nullopt;
         CheckpointLayout out = listed;
         out.layout = Layout::Lightning;
-        return Recognition{0.3, "a .ckpt file (Lightning's ModelCheckpoint names them so)", std::move(out)};
+        return Recognition{0.3, "a .ckpt file (Lightning's ModelCheckpoint names them so)", std::move(out), true};
     }
 
     // _CheckpointConnector.dump_checkpoint: pytorch-lightning_version, state_dict, optimizer_states,

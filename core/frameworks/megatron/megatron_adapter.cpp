@@ -21,6 +21,12 @@ void markMegatronDistCompleteness(CheckpointLayout& out, bool metadataJson)
     out.incompleteReason = "no metadata.json, which Megatron-core writes last: the save did not finish";
 }
 
+void markMegatronDistributed(CheckpointLayout& out, std::string folder)
+{
+    out.distributedDir = std::move(folder);
+    out.storage = StateStorage::MegatronDistributed;
+}
+
 bool isMegatronDistFolder(const FolderListing& folder)
 {
     return folder.has(".metadata") && (folder.has("metadata.json") || folder.has("common.pt") || isMegatronIterationName(folder.base));
@@ -49,6 +55,7 @@ const std::regex& mpRankPattern()
 CheckpointLayout legacyLayout(CheckpointLayout out, const std::vector<fs::path>& rankDirs)
 {
     out.layout = Layout::Megatron;
+    out.storage = StateStorage::ModelParallelFiles;
     out.files.clear();
     std::error_code ec;
     std::vector<std::string> missing;
@@ -112,7 +119,7 @@ public:
         if (isMegatronDistFolder(folder) && isMegatronIterationName(folder.base)) {
             CheckpointLayout out = listed;
             out.layout = Layout::Megatron;
-            out.distributedDir = folder.path;
+            markMegatronDistributed(out, folder.path);
             markMegatronDistCompleteness(out, folder.has("metadata.json"));
             return Recognition{0.97, "an iter_N folder of Megatron-core's distributed checkpoint (.metadata)", std::move(out)};
         }

@@ -11,6 +11,9 @@ namespace ckpt::frameworks {
 /// save did not finish.
 void markMegatronDistCompleteness(CheckpointLayout& out, bool metadataJson);
 
+/// The checkpoint's state is Megatron-core's distributed checkpoint in `folder`.
+void markMegatronDistributed(CheckpointLayout& out, std::string folder);
+
 /// A folder of Megatron-core's torch_dist files: DCP files with metadata.json (written last) and the
 /// state that is not sharded in common.pt (core <= 0.18) or a DCP item (docs/layouts.md §6).
 bool isMegatronDistFolder(const FolderListing& folder);

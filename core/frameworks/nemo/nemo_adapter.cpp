@@ -78,7 +78,7 @@ CheckpointLayout nemo2Layout(CheckpointLayout out)
     out.layout = Layout::Nemo;
     out.files.clear();
     const fs::path root(out.path);
-    out.distributedDir = (root / "weights").string();
+    markMegatronDistributed(out, (root / "weights").string());
     std::error_code ec;
     bool metadataJson = false;
     for (const char* sub : {"weights", "context"}) {
@@ -142,7 +142,7 @@ public:
         if (isMegatronDistFolder(folder) && !isMegatronIterationName(folder.base)) {
             CheckpointLayout out = listed;
             out.layout = Layout::Nemo;
-            out.distributedDir = folder.path;
+            markMegatronDistributed(out, folder.path);
             markMegatronDistCompleteness(out, folder.has("metadata.json"));
             return Recognition{0.97, "a Megatron-core distributed checkpoint (.metadata) named by NeMo's checkpoint callback", std::move(out)};
         }
@@ -158,6 +158,7 @@ public:
             return std::nullopt;
         CheckpointLayout out = listed;
         out.layout = Layout::Nemo;
+        out.storage = StateStorage::ModelParallelFiles;
         out.files = std::move(*ranks);
         return Recognition{0.95, "one .ckpt per model-parallel rank folder (mp_rank_TT/, NeMo 1.x)", std::move(out)};
     }
@@ -168,6 +169,19 @@ public:
         if (lightning && isNemoLightning(p.graph, p.root))
             return ContentClaim{0.9, "Lightning keys with NeMo's checkpoint callback or its pickled omegaconf config (NeMo 1.x)"};
         return std::nullopt;
+    }
+
+    // NeMo keeps the samples consumed only in the checkpoint's name ("...-step=40-consumed_samples=320.0"),
+    // and reads them back from it on resume (NVIDIA/NeMo@8cfedd72 nemo/collections/nlp/models/
+    // language_modeling/megatron_base_model.py _extract_consumed_samples_from_ckpt): the data cursor.
+    std::vector<NamedFact> factsFromNames(const CheckpointLayout& layout) const override
+    {
+        static const std::regex consumed(R"(consumed_samples=(\d+)(?:\.\d+)?)");
+        const std::string name = fs::path(layout.path).filename().string();
+        std::smatch m;
+        if (!std::regex_search(name, m, consumed))
+            return {};
+        return {NamedFact{"data", "consumed_samples", m[1].str(), "(file name)"}};
     }
 
     std::string unfinishedSaveBeside(const std::string& checkpoint) const override

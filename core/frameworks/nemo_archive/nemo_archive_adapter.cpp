@@ -5,6 +5,7 @@
 #include "ckpt/io/archive_path.h"
 #include "ckpt/io/errors.h"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace fs = std::filesystem;
@@ -28,6 +29,8 @@ CheckpointLayout archiveLayout(CheckpointLayout out)
         members = archiveMemberPaths(out.path);
     } catch (const FormatError&) {
         out.files.push_back({out.path, "other", -1});
+        out.warnings.push_back(out.path + ": its members cannot be listed (it is not a tar archive, plain or "
+                               "gzip-compressed, as NeMo writes .nemo files); if it is one, extract it and open the folder");
         return out;
     }
     for (const std::string& member : members) {
@@ -50,6 +53,10 @@ CheckpointLayout archiveLayout(CheckpointLayout out)
         }
         out.files.push_back(std::move(f));
     }
+    if (!out.distributedDir.empty())
+        out.storage = StateStorage::MegatronDistributed;
+    else if (std::any_of(out.files.begin(), out.files.end(), [](const LayoutFile& f) { return f.tp >= 0; }))
+        out.storage = StateStorage::ModelParallelFiles;
     return out;
 }
 

@@ -51,6 +51,15 @@ struct LayoutFile {
     int tp = -1, pp = -1, ep = -1;
 };
 
+/// How a checkpoint's state is stored, which decides how it is read; the adapter that recognises
+/// the checkpoint says it.
+enum class StateStorage : uint8_t {
+    Files,               // each file on its own: torch.save pickles, safetensors
+    Dcp,                 // a torch.distributed.checkpoint folder: the layout's own path
+    MegatronDistributed, // Megatron-core's torch_dist files in distributedDir
+    ModelParallelFiles,  // one file per tensor x pipeline rank (each LayoutFile's tp, pp, ep)
+};
+
 struct CheckpointLayout {
     Layout layout = Layout::Generic;
     std::string path;                 // the file or directory given
@@ -65,6 +74,22 @@ struct CheckpointLayout {
     /// Why the layout was recognised as it was (the adapter's reason: "trainer_state.json, which
     /// the Trainer writes into every checkpoint-N/"); empty for the generic fallback.
     std::string recognisedBy;
+    StateStorage storage = StateStorage::Files;
+    /// Whether a single pickled file's top-level keys may still decide the layout once it is opened:
+    /// for what no adapter claimed, and for a claim by name alone (a .ckpt file).
+    bool refineByContent = false;
+    /// What recognition could not do and the reader should say (a .nemo whose members cannot be listed).
+    std::vector<std::string> warnings;
+};
+
+/// A counter or fact a framework keeps only in file names (NeMo's consumed_samples=M in the name,
+/// accelerate's process count as its random_states_<i>.pkl files): which part of S_t it belongs to
+/// (progress, data or environment), its name, value, and where it was read.
+struct NamedFact {
+    std::string part;
+    std::string name;
+    std::string value;
+    std::string where;
 };
 
 /// Throws std::runtime_error naming the path when it does not exist.

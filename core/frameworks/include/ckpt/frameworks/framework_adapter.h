@@ -25,6 +25,13 @@ struct Convention {
     explicit operator bool() const { return holds; }
 };
 
+/// A convention that names something (a file prefix, a counter's name), with its source.
+struct NamedConvention {
+    const char* value = nullptr;
+    const char* source = "";
+    explicit operator bool() const { return value != nullptr; }
+};
+
 /// The conventions the rest of core asks about. Each false by default: a framework states only what
 /// its own code does.
 struct FrameworkConventions {
@@ -43,6 +50,12 @@ struct FrameworkConventions {
     /// The scheduler's _step_count is not torch's last_epoch + 1 by design (accelerate steps it on
     /// accumulation steps and once per process).
     Convention schedulerStepCountOwnCadence;
+    /// The prefix of files holding the user's own registered objects: their fields are shown under
+    /// the file's name and never taken for the run's counters (accelerate's custom_checkpoint_<i>.pkl).
+    NamedConvention userObjectFilePrefix;
+    /// What the top-level `step` of an RNG file counts when it is not the global step: its name in
+    /// the state (accelerate's random_states_<i>.pkl: "accelerator.step").
+    NamedConvention rngFileStepName;
 };
 
 /// What recognition sees of a folder, read once for every adapter: its regular files and its
@@ -86,6 +99,8 @@ struct Recognition {
     double confidence = 0;
     std::string reason;
     CheckpointLayout layout;
+    /// A claim by name alone, which the file's contents may overrule (recogniseContent).
+    bool provisional = false;
 };
 
 class FrameworkAdapter {
@@ -104,6 +119,8 @@ public:
     virtual std::optional<Recognition> recogniseFile(const CheckpointLayout& listed) const;
     /// A single pickled file by its top-level keys, once it has been opened.
     virtual std::optional<ContentClaim> recogniseContent(const ContentProbe&) const;
+    /// Counters and facts the framework keeps only in the checkpoint's file names.
+    virtual std::vector<NamedFact> factsFromNames(const CheckpointLayout&) const;
     /// Why the save of `checkpoint` did not finish, from a marker the framework leaves beside it
     /// while saving; empty when there is none.
     virtual std::string unfinishedSaveBeside(const std::string& checkpoint) const;
