@@ -77,11 +77,9 @@ CheckpointLayout detectLayout(const std::string& path)
     listed.path = path;
     listed.stepFromName = stepFromName(fs::path(path).filename().string());
     listed.refineByContent = true; // until an adapter claims it
-    for (const FrameworkAdapter* a : frameworkAdapters()) {
-        if (std::string why = a->unfinishedSaveBeside(path); !why.empty()) {
-            listed.complete = false;
-            listed.incompleteReason = std::move(why);
-        }
+    if (std::string why = unfinishedSaveReason(path); !why.empty()) {
+        listed.complete = false;
+        listed.incompleteReason = std::move(why);
     }
 
     if (!fs::is_directory(st)) {

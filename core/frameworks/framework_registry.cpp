@@ -57,9 +57,36 @@ std::optional<std::pair<Layout, std::string>> recogniseContent(const ContentProb
     return best;
 }
 
+Layout layoutFromFileName(const std::string& path)
+{
+    Layout best = Layout::Generic;
+    double bestConfidence = 0;
+    for (const FrameworkAdapter* a : frameworkAdapters()) {
+        const std::optional<double> c = a->claimFileName(path);
+        if (c && *c > bestConfidence) {
+            best = a->layout();
+            bestConfidence = *c;
+        }
+    }
+    return best;
+}
+
+std::string unfinishedSaveReason(const std::string& path)
+{
+    for (const FrameworkAdapter* a : frameworkAdapters()) {
+        if (std::string why = a->unfinishedSaveBeside(path); !why.empty())
+            return why;
+    }
+    return {};
+}
+
+std::optional<int64_t> saveIndexFromName(Layout layout, const std::string& base) { return frameworkOf(layout).saveIndexFromName(base); }
+
 // What an adapter does not override it does not claim.
 std::optional<Recognition> FrameworkAdapter::recogniseFolder(const FolderListing&, const CheckpointLayout&) const { return std::nullopt; }
 std::optional<Recognition> FrameworkAdapter::recogniseFile(const CheckpointLayout&) const { return std::nullopt; }
+std::optional<double> FrameworkAdapter::claimFileName(const std::string&) const { return std::nullopt; }
+std::optional<int64_t> FrameworkAdapter::saveIndexFromName(const std::string&) const { return std::nullopt; }
 std::optional<ContentClaim> FrameworkAdapter::recogniseContent(const ContentProbe&) const { return std::nullopt; }
 std::string FrameworkAdapter::unfinishedSaveBeside(const std::string&) const { return {}; }
 std::vector<NamedFact> FrameworkAdapter::factsFromNames(const CheckpointLayout&) const { return {}; }

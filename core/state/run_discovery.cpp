@@ -2,6 +2,7 @@
 #include "ckpt/state/run_discovery.h"
 
 #include "ckpt/frameworks/checkpoint_layout.h"
+#include "ckpt/frameworks/framework_registry.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -103,7 +104,7 @@ DiscoveredRun looseFiles(const fs::path& dir)
         RunCheckpoint checkpoint;
         checkpoint.path = file.string();
         checkpoint.step = stepFromName(file.filename().string());
-        checkpoint.layout = file.extension() == ".ckpt" ? Layout::Lightning : Layout::Generic;
+        checkpoint.layout = layoutFromFileName(file.string());
         run.history.checkpoints.push_back(std::move(checkpoint));
     }
     return run;
@@ -119,7 +120,7 @@ std::vector<DiscoveredRun> modelFolders(const fs::path& dir)
         if (!entry.is_directory(ec) || entry.path().filename().string().starts_with("."))
             continue;
         try {
-            if (detectLayout(entry.path().string()).layout == Layout::ModelExport)
+            if (conventionsOf(detectLayout(entry.path().string()).layout).finalArtefact)
                 folders.push_back(entry.path());
         } catch (const std::exception&) {
         }

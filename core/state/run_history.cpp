@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/state/run_history.h"
 
+#include "ckpt/frameworks/framework_registry.h"
+
 #include "ckpt/formats/checkpoint_file.h"
 #include "ckpt/formats/python_json.h"
 #include "ckpt/io/errors.h"
@@ -238,15 +240,11 @@ void collect(RunHistory& h, const fs::path& dir, int depth)
             }
         } else if (e.is_regular_file(ec)) {
             if (isCheckpointFileName(name)) {
-                RunCheckpoint c{e.path().string(), stepFromName(name), name.ends_with(".ckpt") ? Layout::Lightning : Layout::Generic};
-                if (name.ends_with(".nemo"))
-                    c.layout = Layout::NemoArchive;
-                else if (name.ends_with(".ckpt") && (nemoRankFolder(dir.filename().string()) || name.find("-consumed_samples=") != std::string::npos))
-                    c.layout = Layout::Nemo; // NeMo's Megatron models name their saves ...-step=N-consumed_samples=M
-
-                if (fs::exists(nemoUnfinishedMarker(c.path), ec)) {
+                // By name alone (the adapters' claimFileName): a run may list thousands of files.
+                RunCheckpoint c{e.path().string(), stepFromName(name), layoutFromFileName(e.path().string())};
+                if (std::string why = unfinishedSaveReason(c.path); !why.empty()) {
                     c.complete = false;
-                    c.incompleteReason = "NeMo's -unfinished marker is present: the save did not finish";
+                    c.incompleteReason = std::move(why);
                 }
                 h.checkpoints.push_back(std::move(c));
             }
@@ -298,9 +296,9 @@ std::optional<int64_t> stepFromContent(const RunCheckpoint& c)
         } catch (const std::exception&) {
         }
     }
-    // A single file's own global_step. accelerate records none: the "step" of random_states_<i>.pkl
-    // is Accelerator.step, reset at every dataloader end (docs/conventions.md §2).
-    if (c.layout == Layout::Accelerate)
+    // A single file's own global_step, where the layout records one at all (accelerate does not: the
+    // "step" of random_states_<i>.pkl is Accelerator.step, reset at every dataloader end).
+    if (conventionsOf(c.layout).noGlobalStepInFiles)
         return std::nullopt;
     if (fs::is_regular_file(p)) {
         try {
@@ -489,9 +487,10 @@ bool isCheckpointFolder(const std::string& dir, const CheckpointLayout& layout, 
     // save_pretrained copies). Opened by itself, it is the one checkpoint the user asked for.
     const std::string base = fs::path(dir).filename().string();
     const bool epochFolder = epochFolderIndex(base).has_value();
-    if (layout.layout == Layout::ModelExport)
+    const FrameworkConventions& conventions = conventionsOf(layout.layout);
+    if (conventions.finalArtefact)
         return standalone || layout.stepFromName.has_value() || epochFolder; // torchtune's final epoch_N
-    if (layout.layout != Layout::Generic)
+    if (conventions.namesAFramework)
         return true;
     if (!stepFromName(base) && !epochFolder)
         return false;
@@ -510,12 +509,8 @@ RunHistory readRunHistory(const std::string& dir)
             c.saveIndex = epoch;
         if (!c.step)
             c.step = stepFromContent(c);
-        const std::string name = fs::path(c.path).filename().string();
-        if (c.layout == Layout::Accelerate && name.starts_with("checkpoint_")) {
-            const std::string digits = name.substr(11);
-            if (!digits.empty() && digits.size() < 12 && std::all_of(digits.begin(), digits.end(), ::isdigit))
-                c.saveIndex = std::stoll(digits);
-        }
+        if (auto index = saveIndexFromName(c.layout, fs::path(c.path).filename().string()))
+            c.saveIndex = index;
     }
     std::stable_sort(h.checkpoints.begin(), h.checkpoints.end(), [](const RunCheckpoint& a, const RunCheckpoint& b) {
         // A model saved at the end of training without a step (NeMo's .nemo) comes after the checkpoints.

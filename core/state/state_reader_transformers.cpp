@@ -2,6 +2,7 @@
 // What a transformers Trainer checkpoint keeps of its LR schedule outside scheduler.pt.
 #include "state_reader.h"
 
+#include "ckpt/frameworks/framework_registry.h"
 #include "ckpt/state/lr_schedule.h"
 #include "ckpt/state/state_values.h"
 #include "lr_schedule_values.h"
@@ -45,7 +46,7 @@ std::string enumText(const ValueGraph& g, NodeId n)
 // resume that rebuilt it with another max_steps shows against the logged LR.
 void StateReader::readTransformersSchedule()
 {
-    if (m_state.layout.layout != Layout::HfTrainer || !m_state.scheduler || m_state.scheduler->schedule.kind != "LambdaLR")
+    if (!conventionsOf(m_state.layout.layout).lambdaScheduleFromTrainingArgs || !m_state.scheduler || m_state.scheduler->schedule.kind != "LambdaLR")
         return;
     const Opened *scheduler = nullptr, *args = nullptr;
     for (const auto& f : m_files) {

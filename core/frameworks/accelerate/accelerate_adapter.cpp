@@ -2,6 +2,8 @@
 // accelerate's save_state folders. See README.md beside this file.
 #include "ckpt/frameworks/framework_adapter.h"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <set>
 
@@ -25,13 +27,25 @@ public:
         static const FrameworkConventions c{
             .schedulerStepCountOwnCadence = {true, "accelerate@16cb6eb8 src/accelerate/scheduler.py AcceleratedScheduler.step"},
             .userObjectFilePrefix = {"custom_checkpoint_", "accelerate@8d1479def0bb src/accelerate/checkpointing.py save_custom_state"},
-            .rngFileStepName = {"accelerator.step", "accelerate@16cb6eb8 src/accelerate/accelerator.py _do_sync, checkpointing.py save_accelerator_state"}};
+            .rngFileStepName = {"accelerator.step", "accelerate@16cb6eb8 src/accelerate/accelerator.py _do_sync, checkpointing.py save_accelerator_state"},
+            .noGlobalStepInFiles = {true, "accelerate@8d1479def0bb src/accelerate/checkpointing.py save_accelerator_state (docs/conventions.md §2)"}};
         return c;
     }
 
     // save_state writes one random_states_<process_index>.pkl per process (accelerate@8d1479def0bb
     // src/accelerate/checkpointing.py save_accelerator_state): their count is the number of
     // processes, which accelerate records nowhere else.
+    // ProjectConfiguration.automatic_checkpoint_naming: checkpoints/checkpoint_<i>, i counting saves.
+    std::optional<int64_t> saveIndexFromName(const std::string& base) const override
+    {
+        if (!base.starts_with("checkpoint_"))
+            return std::nullopt;
+        const std::string digits = base.substr(11);
+        if (digits.empty() || digits.size() >= 12 || !std::all_of(digits.begin(), digits.end(), ::isdigit))
+            return std::nullopt;
+        return std::stoll(digits);
+    }
+
     std::vector<NamedFact> factsFromNames(const CheckpointLayout& layout) const override
     {
         std::set<int> ranks;

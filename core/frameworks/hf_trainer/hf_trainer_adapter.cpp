@@ -14,8 +14,12 @@ public:
         // trainer_state.json's epoch is fractional and the Trainer skips
         // (global_step % num_update_steps_per_epoch) * gradient_accumulation_steps batches of the
         // epoch on resume (docs/conventions.md §3): the position is the global step.
+        // create_scheduler builds get_scheduler(args.lr_scheduler_type, num_warmup_steps=
+        // args.get_warmup_steps(max_steps), num_training_steps=max_steps): a LambdaLR whose arguments
+        // are in training_args.bin and trainer_state.json, not in scheduler.pt.
         static const FrameworkConventions c{
-            .epochPositionFromOtherCounters = {true, "transformers@000945a9 src/transformers/trainer.py _inner_training_loop (steps_trained_in_current_epoch)"}};
+            .epochPositionFromOtherCounters = {true, "transformers@000945a9 src/transformers/trainer.py _inner_training_loop (steps_trained_in_current_epoch)"},
+            .lambdaScheduleFromTrainingArgs = {true, "transformers@c26b2a29e500 src/transformers/trainer.py create_scheduler, training_args.py get_warmup_steps"}};
         return c;
     }
 

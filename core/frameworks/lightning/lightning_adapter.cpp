@@ -28,6 +28,13 @@ public:
         return Recognition{0.3, "a .ckpt file (Lightning's ModelCheckpoint names them so)", std::move(out), true};
     }
 
+    std::optional<double> claimFileName(const std::string& path) const override
+    {
+        if (path.ends_with(".ckpt"))
+            return 0.3;
+        return std::nullopt;
+    }
+
     // _CheckpointConnector.dump_checkpoint: pytorch-lightning_version, state_dict, optimizer_states,
     // loops, callbacks (docs/conventions.md §4).
     std::optional<ContentClaim> recogniseContent(const ContentProbe& p) const override

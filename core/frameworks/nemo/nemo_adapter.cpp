@@ -163,6 +163,17 @@ public:
         return Recognition{0.95, "one .ckpt per model-parallel rank folder (mp_rank_TT/, NeMo 1.x)", std::move(out)};
     }
 
+    // In a run listing: a .ckpt in a rank folder, or named by NeMo's Megatron models
+    // ("...-step=N-consumed_samples=M.ckpt").
+    std::optional<double> claimFileName(const std::string& path) const override
+    {
+        const fs::path p(path);
+        const std::string name = p.filename().string();
+        if (name.ends_with(".ckpt") && (nemoRankFolder(p.parent_path().filename().string()) || name.find("-consumed_samples=") != std::string::npos))
+            return 0.95;
+        return std::nullopt;
+    }
+
     std::optional<ContentClaim> recogniseContent(const ContentProbe& p) const override
     {
         const bool lightning = p.has("pytorch-lightning_version") || (p.has("state_dict") && p.has("optimizer_states"));

@@ -70,6 +70,13 @@ public:
         return c;
     }
 
+    std::optional<double> claimFileName(const std::string& path) const override
+    {
+        if (path.ends_with(".nemo"))
+            return 0.99;
+        return std::nullopt;
+    }
+
     std::optional<Recognition> recogniseFile(const CheckpointLayout& listed) const override
     {
         if (!listed.path.ends_with(".nemo"))

@@ -56,6 +56,13 @@ struct FrameworkConventions {
     /// What the top-level `step` of an RNG file counts when it is not the global step: its name in
     /// the state (accelerate's random_states_<i>.pkl: "accelerator.step").
     NamedConvention rngFileStepName;
+    /// The files record no global step at all (accelerate): none is read from a counter that means
+    /// something else.
+    Convention noGlobalStepInFiles;
+    /// A LambdaLR scheduler's formula is named by the run's arguments saved beside it (the Trainer's
+    /// lr_scheduler_type and warmup in training_args.bin, max_steps in trainer_state.json), so the
+    /// schedule can be recomputed.
+    Convention lambdaScheduleFromTrainingArgs;
 };
 
 /// What recognition sees of a folder, read once for every adapter: its regular files and its
@@ -117,6 +124,12 @@ public:
     virtual std::optional<Recognition> recogniseFolder(const FolderListing&, const CheckpointLayout& listed) const;
     /// A single file (or archive) named by the path; `listed` holds it with its generic role.
     virtual std::optional<Recognition> recogniseFile(const CheckpointLayout& listed) const;
+    /// A file met while listing a run, by its name and folder alone (nothing is read): cheap enough
+    /// for thousands of checkpoints.
+    virtual std::optional<double> claimFileName(const std::string& path) const;
+    /// The save counter in a checkpoint's name when the name counts saves, not steps
+    /// (accelerate's checkpoint_<i>).
+    virtual std::optional<int64_t> saveIndexFromName(const std::string& base) const;
     /// A single pickled file by its top-level keys, once it has been opened.
     virtual std::optional<ContentClaim> recogniseContent(const ContentProbe&) const;
     /// Counters and facts the framework keeps only in the checkpoint's file names.

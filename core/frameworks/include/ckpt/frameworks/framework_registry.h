@@ -18,6 +18,17 @@ const FrameworkAdapter& frameworkOf(Layout layout);
 /// The conventions of a layout's framework.
 inline const FrameworkConventions& conventionsOf(Layout layout) { return frameworkOf(layout).conventions(); }
 
+/// The layout of a file met while listing a run, by its name and folder alone (Generic when no
+/// adapter claims it).
+Layout layoutFromFileName(const std::string& path);
+
+/// Why the save of the checkpoint at `path` did not finish, by a marker a framework leaves beside
+/// it while saving; empty when there is none.
+std::string unfinishedSaveReason(const std::string& path);
+
+/// The save counter in a checkpoint's name where its layout's names count saves, not steps.
+std::optional<int64_t> saveIndexFromName(Layout layout, const std::string& base);
+
 /// The layout a single pickled file's top-level keys say, with the reason, when an adapter claims
 /// them; the most confident claim wins.
 std::optional<std::pair<Layout, std::string>> recogniseContent(const ContentProbe& probe);
