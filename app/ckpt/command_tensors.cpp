@@ -10,17 +10,6 @@
 #include <filesystem>
 #include <iostream>
 
-int failWith(const std::string& message)
-{
-    std::string line = message;
-    for (char& c : line) {
-        if (c == '\n')
-            c = ' ';
-    }
-    std::cerr << "ckpt: " << line << std::endl;
-    return kExitUnreadable;
-}
-
 namespace {
 
 std::string noteOf(const ckpt::TensorEntry& e, const ckpt::TensorInfo& t)

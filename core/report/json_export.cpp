@@ -217,37 +217,6 @@ json tensorEntryToJson(const CheckpointFile& file, const TensorEntry& entry)
     return j;
 }
 
-void writeTensorsReportJson(std::ostream& out, const CheckpointFile& file, const std::optional<std::string>& role)
-{
-    writeTensorsReportBegin(out, file, {.role = role});
-    for (std::size_t i = 0; i < file.tensorEntries().size(); ++i)
-        writeTensorsReportEntry(out, file, i);
-    writeTensorsReportEnd(out, file);
-}
-
-void writeTensorsReportBegin(std::ostream& out, const CheckpointFile& file, const TensorsReportExtras& extras)
-{
-    // the keys in the order nlohmann sorts a document's: file, format, [rank,] [role,] tensors, warnings
-    out << "{\"file\":" << dumpJson(json(file.path())) << ",\"format\":" << dumpJson(json(formatName(file.format())));
-    if (extras.rank)
-        out << ",\"rank\":" << dumpJson(*extras.rank);
-    if (extras.role)
-        out << ",\"role\":" << dumpJson(json(*extras.role));
-    out << ",\"tensors\":[";
-}
-
-void writeTensorsReportEntry(std::ostream& out, const CheckpointFile& file, std::size_t index, const TensorStats* stats)
-{
-    std::string text = index ? "," : "";
-    appendTensorEntryJson(text, file, file.tensorEntries()[index], stats);
-    out << text;
-}
-
-void writeTensorsReportEnd(std::ostream& out, const CheckpointFile& file)
-{
-    out << "],\"warnings\":" << dumpJson(json(file.warnings())) << '}';
-}
-
 json treeReportToJson(const CheckpointFile& file)
 {
     json j;

@@ -3,6 +3,7 @@
 // Its graph readers are lr_schedule_values.cpp's, the LR formulas lr_schedule_formulas.cpp's.
 #include "ckpt/state/lr_schedule.h"
 
+#include "lr_schedule_builder.h"
 #include "lr_schedule_values.h"
 
 #include <algorithm>
@@ -10,7 +11,6 @@
 #include <stdexcept>
 
 namespace ckpt {
-
 namespace {
 
 using detail::attributeOf;
@@ -23,9 +23,7 @@ using detail::isDict;
 using detail::isSequence;
 using detail::numberOf;
 using detail::numbersOf;
-
-constexpr int kMaxNesting = 8;        // SequentialLR inside SequentialLR...: a hostile cycle stops here
-constexpr int kMaxSchedulers = 1000;  // and a hostile fan-out (a list holding the same dict many times)
+using detail::kMaxNesting;
 
 // Keys every LRScheduler carries, or that a kind shows in its own way: not listed as hyperparameters.
 bool isCommonKey(std::string_view key)
@@ -45,536 +43,303 @@ bool isMultiplicative(const std::string& kind)
 
 } // namespace
 
-struct LrScheduleBuilder {
-    const ValueGraph& g;
-    NodeId optimizerState;
-    int budget = kMaxSchedulers;
+std::optional<LrSchedule> LrScheduleBuilder::read(NodeId sd, int depth)
+{
+    if (!isDict(g, sd) || depth > kMaxNesting || budget <= 0)
+        return std::nullopt;
+    --budget;
+    auto h = [&](std::string_view k) { return has(sd, k); };
+    const bool scheduler = h("last_epoch") && h("base_lrs");
 
-    bool has(NodeId sd, std::string_view key) const { return g.get(sd, key) != kNoNode; }
+    LrSchedule s;
+    if (h("_schedulers") && h("_milestones") && h("last_epoch"))
+        s.kind = "SequentialLR";
+    else if (h("_schedulers") && h("_last_lr") && !h("_milestones"))
+        s.kind = h("_step_count") ? "unknown" : "ChainedScheduler"; // newest ParamwiseScheduler: unsupported
+    else if (h("mode") && h("patience") && h("cooldown") && h("num_bad_epochs") && h("last_epoch"))
+        s.kind = "ReduceLROnPlateau";
+    // Megatron-LM's OptimizerParamScheduler.state_dict (megatron/core/optimizer_param_scheduler.py at
+    // d98e8a64): no last_epoch, no base_lrs; num_steps counts samples. load_state_dict accepts the
+    // older names too (start_lr, warmup_iter/warmup_steps, decay_style, end_iter/decay_steps, num_iters).
+    else if ((h("max_lr") || h("start_lr")) && (h("num_steps") || h("num_iters")) && (h("lr_decay_style") || h("decay_style")))
+        s.kind = "Megatron OptimizerParamScheduler";
+    else if (h("last_batch_iteration") && g[sd].items.size() == 2)
+        s.kind = "DeepSpeed scheduler"; // its state is this one key; the schedule itself is in ds_config
+    else if (!scheduler)
+        return std::nullopt;
+    // NeMo's schedulers are _LRSchedulers whose state is their __dict__ (NVIDIA/NeMo@8cfedd72
+    // nemo/core/optim/lr_scheduler.py). Only CosineAnnealing derives from WarmupAnnealHoldPolicy,
+    // the one with constant_steps and decay_steps; the WarmupPolicy family (WarmupAnnealing,
+    // SquareRootAnnealing, PolynomialDecayAnnealing...) all save max_steps, warmup_steps, min_lr.
+    else if (h("max_steps") && h("warmup_steps") && h("constant_steps") && h("decay_steps") && h("min_lr"))
+        s.kind = "NeMo CosineAnnealing";
+    else if (h("max_steps") && h("warmup_steps") && h("min_lr"))
+        s.kind = "NeMo WarmupPolicy";
+    else if (h("lr_lambdas"))
+        s.kind = "LambdaLR";
+    else if (h("total_steps") && h("_schedule_phases"))
+        s.kind = "OneCycleLR";
+    else if (h("T_0") && h("T_i") && h("T_mult") && h("T_cur"))
+        s.kind = "CosineAnnealingWarmRestarts";
+    else if (h("T_max") && h("eta_min"))
+        s.kind = "CosineAnnealingLR";
+    else if (h("max_lrs") && h("total_size") && h("step_ratio"))
+        s.kind = "CyclicLR";
+    else if (h("start_factor") && h("end_factor") && h("total_iters"))
+        s.kind = "LinearLR";
+    else if (h("factor") && h("total_iters"))
+        s.kind = "ConstantLR";
+    else if (h("total_iters") && h("power"))
+        s.kind = "PolynomialLR";
+    else if (h("milestones") && h("gamma"))
+        s.kind = "MultiStepLR";
+    else if (h("step_size") && h("gamma"))
+        s.kind = "StepLR";
+    else if (h("gamma"))
+        s.kind = "ExponentialLR";
 
-    std::optional<LrSchedule> read(NodeId sd, int depth)
-    {
-        if (!isDict(g, sd) || depth > kMaxNesting || budget <= 0)
-            return std::nullopt;
-        --budget;
-        auto h = [&](std::string_view k) { return has(sd, k); };
-        const bool scheduler = h("last_epoch") && h("base_lrs");
+    readCommon(s, sd);
+    listFields(s, sd);
+    s.recomputable = true; // until a reader below finds a reason it is not
+    if (s.kind == "unknown")
+        notRecomputable(s, "the keys match no scheduler this reader knows");
+    else if (s.kind == "SequentialLR" || s.kind == "ChainedScheduler")
+        readComposite(s, sd, depth);
+    else if (s.kind == "ReduceLROnPlateau")
+        notRecomputable(s, "ReduceLROnPlateau lowers the LR when a validation metric stops improving; the "
+                           "metric history is not saved, so only the recorded LR is known");
+    else if (s.kind == "LambdaLR")
+        readLambdas(s, sd);
+    else if (s.kind == "DeepSpeed scheduler")
+        readDeepSpeed(s, sd);
+    else if (s.kind == "NeMo WarmupPolicy")
+        notRecomputable(s, "NeMo's warmup-policy schedulers (WarmupAnnealing, SquareRootAnnealing, PolynomialDecayAnnealing, "
+                           "NoamHoldAnnealing...) save the same keys; the class is named in the model config "
+                           "(optim.sched.name), not in the state");
+    else
+        readFormula(s, sd);
+    if (s.recomputable && s.baseLrs.empty())
+        notRecomputable(s, "base_lrs is empty");
+    return s;
+}
 
-        LrSchedule s;
-        if (h("_schedulers") && h("_milestones") && h("last_epoch"))
-            s.kind = "SequentialLR";
-        else if (h("_schedulers") && h("_last_lr") && !h("_milestones"))
-            s.kind = h("_step_count") ? "unknown" : "ChainedScheduler"; // newest ParamwiseScheduler: unsupported
-        else if (h("mode") && h("patience") && h("cooldown") && h("num_bad_epochs") && h("last_epoch"))
-            s.kind = "ReduceLROnPlateau";
-        // Megatron-LM's OptimizerParamScheduler.state_dict (megatron/core/optimizer_param_scheduler.py at
-        // d98e8a64): no last_epoch, no base_lrs; num_steps counts samples. load_state_dict accepts the
-        // older names too (start_lr, warmup_iter/warmup_steps, decay_style, end_iter/decay_steps, num_iters).
-        else if ((h("max_lr") || h("start_lr")) && (h("num_steps") || h("num_iters")) && (h("lr_decay_style") || h("decay_style")))
-            s.kind = "Megatron OptimizerParamScheduler";
-        else if (h("last_batch_iteration") && g[sd].items.size() == 2)
-            s.kind = "DeepSpeed scheduler"; // its state is this one key; the schedule itself is in ds_config
-        else if (!scheduler)
-            return std::nullopt;
-        // NeMo's schedulers are _LRSchedulers whose state is their __dict__ (NVIDIA/NeMo@8cfedd72
-        // nemo/core/optim/lr_scheduler.py). Only CosineAnnealing derives from WarmupAnnealHoldPolicy,
-        // the one with constant_steps and decay_steps; the WarmupPolicy family (WarmupAnnealing,
-        // SquareRootAnnealing, PolynomialDecayAnnealing...) all save max_steps, warmup_steps, min_lr.
-        else if (h("max_steps") && h("warmup_steps") && h("constant_steps") && h("decay_steps") && h("min_lr"))
-            s.kind = "NeMo CosineAnnealing";
-        else if (h("max_steps") && h("warmup_steps") && h("min_lr"))
-            s.kind = "NeMo WarmupPolicy";
-        else if (h("lr_lambdas"))
-            s.kind = "LambdaLR";
-        else if (h("total_steps") && h("_schedule_phases"))
-            s.kind = "OneCycleLR";
-        else if (h("T_0") && h("T_i") && h("T_mult") && h("T_cur"))
-            s.kind = "CosineAnnealingWarmRestarts";
-        else if (h("T_max") && h("eta_min"))
-            s.kind = "CosineAnnealingLR";
-        else if (h("max_lrs") && h("total_size") && h("step_ratio"))
-            s.kind = "CyclicLR";
-        else if (h("start_factor") && h("end_factor") && h("total_iters"))
-            s.kind = "LinearLR";
-        else if (h("factor") && h("total_iters"))
-            s.kind = "ConstantLR";
-        else if (h("total_iters") && h("power"))
-            s.kind = "PolynomialLR";
-        else if (h("milestones") && h("gamma"))
-            s.kind = "MultiStepLR";
-        else if (h("step_size") && h("gamma"))
-            s.kind = "StepLR";
-        else if (h("gamma"))
-            s.kind = "ExponentialLR";
-
-        readCommon(s, sd);
-        listFields(s, sd);
-        s.recomputable = true; // until a reader below finds a reason it is not
-        if (s.kind == "unknown")
-            notRecomputable(s, "the keys match no scheduler this reader knows");
-        else if (s.kind == "SequentialLR" || s.kind == "ChainedScheduler")
-            readComposite(s, sd, depth);
-        else if (s.kind == "ReduceLROnPlateau")
-            notRecomputable(s, "ReduceLROnPlateau lowers the LR when a validation metric stops improving; the "
-                               "metric history is not saved, so only the recorded LR is known");
-        else if (s.kind == "LambdaLR")
-            readLambdas(s, sd);
-        else if (s.kind == "DeepSpeed scheduler")
-            readDeepSpeed(s, sd);
-        else if (s.kind == "NeMo WarmupPolicy")
-            notRecomputable(s, "NeMo's warmup-policy schedulers (WarmupAnnealing, SquareRootAnnealing, PolynomialDecayAnnealing, "
-                               "NoamHoldAnnealing...) save the same keys; the class is named in the model config "
-                               "(optim.sched.name), not in the state");
-        else
-            readFormula(s, sd);
-        if (s.recomputable && s.baseLrs.empty())
-            notRecomputable(s, "base_lrs is empty");
-        return s;
+void LrScheduleBuilder::readCommon(LrSchedule& s, NodeId sd)
+{
+    bool tensors = false;
+    if (const NodeId b = g.get(sd, "base_lrs"); b != kNoNode) {
+        if (auto v = numbersOf(g, b, &tensors))
+            s.baseLrs = *v;
     }
-
-    void notRecomputable(LrSchedule& s, const std::string& why)
-    {
-        if (s.recomputable || s.why.empty())
-            s.why = why;
-        s.recomputable = false;
+    if (const NodeId l = g.get(sd, "_last_lr"); l != kNoNode) {
+        if (auto v = numbersOf(g, l, &tensors))
+            s.lastLr = *v;
     }
+    if (auto e = integerOf(g, g.get(sd, "last_epoch")))
+        s.lastEpoch = *e;
+    if (auto c = integerOf(g, g.get(sd, "_step_count")))
+        s.stepCount = *c;
+    if (tensors)
+        s.warning = "learning rates are saved as tensors (tensor LR); their values are in the tensor data, "
+                    "not in the state dict";
+}
 
-    void readCommon(LrSchedule& s, NodeId sd)
-    {
-        bool tensors = false;
-        if (const NodeId b = g.get(sd, "base_lrs"); b != kNoNode) {
-            if (auto v = numbersOf(g, b, &tensors))
-                s.baseLrs = *v;
-        }
-        if (const NodeId l = g.get(sd, "_last_lr"); l != kNoNode) {
-            if (auto v = numbersOf(g, l, &tensors))
-                s.lastLr = *v;
-        }
-        if (auto e = integerOf(g, g.get(sd, "last_epoch")))
-            s.lastEpoch = *e;
-        if (auto c = integerOf(g, g.get(sd, "_step_count")))
-            s.stepCount = *c;
-        if (tensors)
-            s.warning = "learning rates are saved as tensors (tensor LR); their values are in the tensor data, "
-                        "not in the state dict";
+void LrScheduleBuilder::listFields(LrSchedule& s, NodeId sd)
+{
+    const Node& d = g[sd];
+    for (std::size_t i = 0; i + 1 < d.items.size(); i += 2) {
+        const Node& k = g[d.items[i]];
+        if (k.kind != Kind::String || isCommonKey(k.text))
+            continue;
+        s.fields.emplace_back(k.text, display(g, d.items[i + 1]));
     }
+}
 
-    void listFields(LrSchedule& s, NodeId sd)
-    {
-        const Node& d = g[sd];
-        for (std::size_t i = 0; i + 1 < d.items.size(); i += 2) {
-            const Node& k = g[d.items[i]];
-            if (k.kind != Kind::String || isCommonKey(k.text))
-                continue;
-            s.fields.emplace_back(k.text, display(g, d.items[i + 1]));
-        }
+// A required number; records why not when absent or not a number.
+std::optional<double> LrScheduleBuilder::need(LrSchedule& s, NodeId sd, const char* key)
+{
+    auto v = numberOf(g, g.get(sd, key));
+    if (!v)
+        notRecomputable(s, std::string(key) + (has(sd, key) ? " is not a number" : " is missing"));
+    return v;
+}
+
+std::optional<int64_t> LrScheduleBuilder::needInt(LrSchedule& s, NodeId sd, const char* key)
+{
+    auto v = integerOf(g, g.get(sd, key));
+    if (!v)
+        notRecomputable(s, std::string(key) + (has(sd, key) ? " is not an integer" : " is missing"));
+    return v;
+}
+
+void LrScheduleBuilder::readFormula(LrSchedule& s, NodeId sd)
+{
+    if (s.baseLrs.empty() && !s.warning.empty()) {
+        notRecomputable(s, s.warning);
+        return;
     }
-
-    // A required number; records why not when absent or not a number.
-    std::optional<double> need(LrSchedule& s, NodeId sd, const char* key)
-    {
-        auto v = numberOf(g, g.get(sd, key));
-        if (!v)
-            notRecomputable(s, std::string(key) + (has(sd, key) ? " is not a number" : " is missing"));
-        return v;
-    }
-    std::optional<int64_t> needInt(LrSchedule& s, NodeId sd, const char* key)
-    {
-        auto v = integerOf(g, g.get(sd, key));
-        if (!v)
-            notRecomputable(s, std::string(key) + (has(sd, key) ? " is not an integer" : " is missing"));
-        return v;
-    }
-
-    // The fields under their current names or the aliases older checkpoints use; the LR at warmup's
-    // start (args.lr_warmup_init) is not saved: the reader of the args passes it as init_lr.
-    void readMegatron(LrSchedule& s, NodeId sd)
-    {
-        auto first = [&](std::initializer_list<const char*> keys) {
-            for (const char* k : keys) {
-                if (g.get(sd, k) != kNoNode)
-                    return g.get(sd, k);
-            }
-            return kNoNode;
-        };
-        auto& wd = s.m_warmupDecay;
-        const auto maxLr = numberOf(g, first({"max_lr", "start_lr"}));
-        wd.minLr = numberOf(g, first({"min_lr"})).value_or(0);
-        wd.initLr = numberOf(g, first({"init_lr"})).value_or(0);
-        wd.warmup = integerOf(g, first({"lr_warmup_steps", "warmup_iter", "warmup_steps"})).value_or(0);
-        wd.decay = integerOf(g, first({"lr_decay_steps", "end_iter", "decay_steps"})).value_or(0);
-        const NodeId style = first({"lr_decay_style", "decay_style"});
-        wd.style = g.valid(style) && g[style].kind == Kind::String ? g[style].text : "";
-        if (auto n = integerOf(g, first({"num_steps", "num_iters"})))
-            s.lastEpoch = *n;
-        if (maxLr)
-            s.baseLrs = {*maxLr};
-        static const std::set<std::string> styles = {"constant", "linear", "cosine", "inverse-square-root"};
-        if (!maxLr)
-            notRecomputable(s, "max_lr is not saved");
-        else if (!styles.contains(wd.style))
-            notRecomputable(s, "decay style '" + wd.style + "' needs settings the scheduler does not save (WSD: args.lr_wsd_decay_iters)");
-        else if (wd.style != "constant" && wd.style != "inverse-square-root" && wd.decay <= wd.warmup)
-            notRecomputable(s, "lr_decay_steps is not past lr_warmup_steps");
-    }
-
-    void readFormula(LrSchedule& s, NodeId sd)
-    {
-        if (s.baseLrs.empty() && !s.warning.empty()) {
-            notRecomputable(s, s.warning);
-            return;
-        }
-        const std::string& k = s.kind;
-        auto positive = [&](double v, const char* name) {
-            if (!(v > 0))
-                notRecomputable(s, std::string(name) + " is not positive");
-        };
-        auto& wd = s.m_warmupDecay;
-        if (k == "NeMo CosineAnnealing") {
-            wd.total = needInt(s, sd, "max_steps").value_or(0);
-            wd.warmup = needInt(s, sd, "warmup_steps").value_or(0);
-            wd.constant = needInt(s, sd, "constant_steps").value_or(0);
-            wd.decay = needInt(s, sd, "decay_steps").value_or(0);
-            wd.minLr = need(s, sd, "min_lr").value_or(0);
-            positive(static_cast<double>(wd.total), "max_steps");
-        } else if (k == "Megatron OptimizerParamScheduler") {
-            readMegatron(s, sd);
-        } else if (k == "StepLR") {
-            s.m_stepSize = needInt(s, sd, "step_size").value_or(1);
-            s.m_gamma = need(s, sd, "gamma").value_or(1);
-            positive(static_cast<double>(s.m_stepSize), "step_size");
-        } else if (k == "MultiStepLR") {
-            s.m_gamma = need(s, sd, "gamma").value_or(1);
-            const NodeId m = g.get(sd, "milestones");
-            std::vector<int64_t> ms;
-            bool ok = g.valid(m);
-            if (ok && g[m].kind == Kind::Dict) { // collections.Counter: milestone -> multiplicity
-                const Node& c = g[m];
-                for (std::size_t i = 0; ok && i + 1 < c.items.size(); i += 2) {
-                    const auto at = integerOf(g, c.items[i]);
-                    const auto count = integerOf(g, c.items[i + 1]);
-                    ok = at && count && *count >= 0 && *count < 1'000'000;
-                    for (int64_t j = 0; ok && j < *count; ++j)
-                        ms.push_back(*at);
-                }
-            } else if (ok && isSequence(g, m)) {
-                for (NodeId item : g[m].items) {
-                    const auto at = integerOf(g, item);
-                    ok = ok && at;
-                    if (at)
-                        ms.push_back(*at);
-                }
-            } else {
-                ok = false;
-            }
-            if (!ok)
-                notRecomputable(s, "milestones is not a Counter or list of integers");
-            std::sort(ms.begin(), ms.end());
-            s.m_milestones = ms;
-            std::string text = "[";
-            for (std::size_t i = 0; i < ms.size(); ++i)
-                text += (i ? ", " : "") + std::to_string(ms[i]);
-            s.fields.insert(s.fields.begin(), {"milestones", text + "]"});
-        } else if (k == "ExponentialLR") {
-            s.m_gamma = need(s, sd, "gamma").value_or(1);
-        } else if (k == "CosineAnnealingLR") {
-            s.m_tMax = need(s, sd, "T_max").value_or(1);
-            s.m_etaMin = need(s, sd, "eta_min").value_or(0);
-            if (s.m_tMax == 0)
-                notRecomputable(s, "T_max is 0");
-        } else if (k == "CosineAnnealingWarmRestarts") {
-            s.m_t0 = needInt(s, sd, "T_0").value_or(1);
-            s.m_tMult = needInt(s, sd, "T_mult").value_or(1);
-            s.m_etaMin = need(s, sd, "eta_min").value_or(0);
-            if (s.m_t0 <= 0 || s.m_tMult < 1)
-                notRecomputable(s, "T_0 must be positive and T_mult at least 1");
-            else if (s.recomputable && s.lastEpoch >= 0) {
-                // integer stepping from 0 must land on the saved cycle position
-                const auto tCur = numberOf(g, g.get(sd, "T_cur"));
-                const auto tI = numberOf(g, g.get(sd, "T_i"));
-                const auto [cur, len] = s.warmRestartPosition(s.lastEpoch);
-                if (tCur && tI && (*tCur != static_cast<double>(cur) || *tI != static_cast<double>(len)))
-                    s.warning = "the saved T_cur/T_i (" + formatNumber(*tCur) + "/" + formatNumber(*tI) +
-                                ") are not where stepping one epoch at a time would be at last_epoch " +
-                                std::to_string(s.lastEpoch) + " (" + std::to_string(cur) + "/" +
-                                std::to_string(len) + "): step(epoch) was called with other epochs";
-            }
-        } else if (k == "LinearLR") {
-            s.m_startFactor = need(s, sd, "start_factor").value_or(1);
-            s.m_endFactor = need(s, sd, "end_factor").value_or(1);
-            s.m_totalIters = needInt(s, sd, "total_iters").value_or(1);
-            positive(static_cast<double>(s.m_totalIters), "total_iters");
-        } else if (k == "ConstantLR") {
-            s.m_factor = need(s, sd, "factor").value_or(1);
-            s.m_totalIters = needInt(s, sd, "total_iters").value_or(0);
-        } else if (k == "PolynomialLR") {
-            s.m_totalIters = needInt(s, sd, "total_iters").value_or(1);
-            s.m_power = need(s, sd, "power").value_or(1);
-            positive(static_cast<double>(s.m_totalIters), "total_iters");
-        } else if (k == "OneCycleLR") {
-            readOneCycle(s, sd);
-        } else if (k == "CyclicLR") {
-            readCyclic(s, sd);
-        }
-    }
-
-    void readOneCycle(LrSchedule& s, NodeId sd)
-    {
-        s.m_totalSteps = needInt(s, sd, "total_steps").value_or(0);
-        // phases: end_step plus the names of the param-group keys they anneal between
-        const NodeId phases = g.get(sd, "_schedule_phases");
-        std::string phaseText;
-        if (isSequence(g, phases) && !g[phases].items.empty()) {
-            double start = 0;
-            for (NodeId p : g[phases].items) {
-                LrSchedule::Phase ph;
-                const auto end = numberOf(g, g.get(p, "end_step"));
-                const NodeId a = g.get(p, "start_lr"), b = g.get(p, "end_lr");
-                if (!end || !g.valid(a) || g[a].kind != Kind::String || !g.valid(b) || g[b].kind != Kind::String) {
-                    notRecomputable(s, "_schedule_phases has an unexpected layout");
-                    break;
-                }
-                ph.endStep = *end;
-                ph.startKey = g[a].text;
-                ph.endKey = g[b].text;
-                phaseText += (phaseText.empty() ? "" : ", ") + formatNumber(start) + ".." + formatNumber(*end) +
-                             ": " + ph.startKey + " -> " + ph.endKey;
-                start = *end;
-                s.m_phases.push_back(ph);
-            }
-        } else {
-            notRecomputable(s, "_schedule_phases is not a list of phases");
-        }
-        s.fields.emplace_back("phases", phaseText);
-
-        // the anneal function: a string from torch 2.4 on, a pickled bound method before
-        const NodeId type = g.get(sd, "_anneal_func_type");
-        const NodeId method = g.get(sd, "anneal_func");
-        NodeId boundTo = kNoNode;
-        std::string anneal;
-        if (g.valid(type) && g[type].kind == Kind::String) {
-            anneal = g[type].text;
-        } else if (g.valid(method) && g[method].kind == Kind::Object) {
-            const std::string& text = g[method].text;
-            if (text.ends_with("._annealing_cos"))
-                anneal = "cos";
-            else if (text.ends_with("._annealing_linear"))
-                anneal = "linear";
-            boundTo = g[method].b;
-        }
-        if (anneal != "cos" && anneal != "linear")
-            notRecomputable(s, "the anneal strategy (cos or linear) is not recognisable in the state");
-        s.m_annealCos = anneal == "cos";
-        s.fields.emplace_back("anneal", anneal.empty() ? "?" : anneal);
-
-        // max_lr/min_lr (and initial_lr) are param-group entries of the optimizer: torch <= 2.3 pickles
-        // the whole scheduler, optimizer included, through the bound method; later ones need the
-        // optimizer state_dict saved beside the scheduler
-        NodeId groups = kNoNode;
-        if (g.valid(boundTo))
-            groups = attributeOf(g, attributeOf(g, boundTo, "optimizer"), "param_groups");
-        if (!isSequence(g, groups) && g.valid(optimizerState))
-            groups = attributeOf(g, optimizerState, "param_groups");
-        std::vector<std::string> keys;
-        for (const auto& ph : s.m_phases)
-            for (const std::string* key : {&ph.startKey, &ph.endKey})
-                if (std::find(keys.begin(), keys.end(), *key) == keys.end())
-                    keys.push_back(*key);
-        if (!isSequence(g, groups)) {
-            notRecomputable(s, "OneCycleLR keeps max_lr and min_lr in the optimizer's param_groups, which this "
-                               "state does not carry (torch >= 2.4 saves no bound method); read it together "
-                               "with the optimizer state_dict");
-            return;
-        }
-        const auto& groupItems = g[groups].items;
-        if (groupItems.size() != s.baseLrs.size())
-            notRecomputable(s, "the optimizer has " + std::to_string(groupItems.size()) + " param groups, the "
-                               "scheduler " + std::to_string(s.baseLrs.size()));
-        for (std::size_t gi = 0; gi < groupItems.size(); ++gi) {
-            std::vector<std::pair<std::string, double>> values;
-            for (const std::string& key : keys) {
-                auto v = numberOf(g, g.get(groupItems[gi], key));
-                if (!v && key == "initial_lr" && gi < s.baseLrs.size())
-                    v = s.baseLrs[gi];
-                if (!v) {
-                    notRecomputable(s, "param group " + std::to_string(gi) + " has no number " + key);
-                    continue;
-                }
-                values.emplace_back(key, *v);
-            }
-            s.m_groupValues.push_back(std::move(values));
-        }
-        for (const std::string& key : keys) {
-            if (key == "initial_lr")
-                continue;
-            std::vector<double> column;
-            for (const auto& values : s.m_groupValues)
-                for (const auto& [k, v] : values)
-                    if (k == key)
-                        column.push_back(v);
-            s.fields.emplace_back(key, formatNumbers(column));
-        }
-    }
-
-    void readCyclic(LrSchedule& s, NodeId sd)
-    {
-        s.m_totalSize = need(s, sd, "total_size").value_or(1);
-        s.m_stepRatio = need(s, sd, "step_ratio").value_or(0.5);
+    const std::string& k = s.kind;
+    auto positive = [&](double v, const char* name) {
+        if (!(v > 0))
+            notRecomputable(s, std::string(name) + " is not positive");
+    };
+    auto& wd = s.m_warmupDecay;
+    if (k == "NeMo CosineAnnealing") {
+        wd.total = needInt(s, sd, "max_steps").value_or(0);
+        wd.warmup = needInt(s, sd, "warmup_steps").value_or(0);
+        wd.constant = needInt(s, sd, "constant_steps").value_or(0);
+        wd.decay = needInt(s, sd, "decay_steps").value_or(0);
+        wd.minLr = need(s, sd, "min_lr").value_or(0);
+        positive(static_cast<double>(wd.total), "max_steps");
+    } else if (k == "Megatron OptimizerParamScheduler") {
+        readMegatron(s, sd);
+    } else if (k == "StepLR") {
+        s.m_stepSize = needInt(s, sd, "step_size").value_or(1);
         s.m_gamma = need(s, sd, "gamma").value_or(1);
-        if (auto m = numbersOf(g, g.get(sd, "max_lrs")))
-            s.m_maxLrs = *m;
-        else
-            notRecomputable(s, "max_lrs is not a list of numbers");
-        if (s.m_maxLrs.size() != s.baseLrs.size())
-            notRecomputable(s, "max_lrs and base_lrs differ in length");
-        const NodeId mode = g.get(sd, "mode");
-        const NodeId scaleMode = g.get(sd, "scale_mode");
-        const NodeId custom = g.get(sd, "_scale_fn_custom");
-        s.m_mode = g.valid(mode) && g[mode].kind == Kind::String ? g[mode].text : "";
-        s.m_scaleMode = g.valid(scaleMode) && g[scaleMode].kind == Kind::String ? g[scaleMode].text : "";
-        if (g.valid(custom) && g[custom].kind != Kind::None)
-            notRecomputable(s, "CyclicLR uses a custom scale_fn, whose code is not saved");
-        else if (s.m_mode != "triangular" && s.m_mode != "triangular2" && s.m_mode != "exp_range")
-            notRecomputable(s, "unknown CyclicLR mode '" + s.m_mode + "'");
-        else if (s.m_scaleMode != "cycle" && s.m_scaleMode != "iterations")
-            notRecomputable(s, "unknown CyclicLR scale_mode '" + s.m_scaleMode + "'");
-        if (s.m_totalSize <= 0 || s.m_stepRatio <= 0 || s.m_stepRatio >= 1)
-            notRecomputable(s, "total_size/step_ratio out of range");
-    }
-
-    // transformers' get_scheduler builds a LambdaLR over functools.partial(_get_<type>_..._lr_lambda,
-    // num_warmup_steps=W, num_training_steps=T), saved as an empty dict (transformers@c26b2a29e500
-    // src/transformers/optimization.py; the constant schedule's plain function as None). The state reader
-    // adds the Trainer's type, W and T (training_args.bin, trainer_state.json: readTransformersSchedule)
-    // under "transformers.*" keys; with them the four warmup-then-decay formulas are known.
-    // The engine steps its scheduler once per engine.step() from last_batch_iteration -1 (microsoft/DeepSpeed
-    // @eb07d41f deepspeed/runtime/engine.py _take_model_step, lr_schedules.py): after n updates it holds
-    // n - 1, so the position in updates is last_batch_iteration + 1. The schedule's kind and parameters are
-    // in the checkpoint's ds_config, not here: only the position is known.
-    void readDeepSpeed(LrSchedule& s, NodeId sd)
-    {
-        if (auto n = integerOf(g, g.get(sd, "last_batch_iteration")))
-            s.lastEpoch = *n + 1;
-        notRecomputable(s, "DeepSpeed's schedulers save only last_batch_iteration; the schedule (WarmupLR, WarmupDecayLR...) "
-                           "is in the config");
-    }
-
-    bool readTransformersLambda(LrSchedule& s, NodeId sd, NodeId lambdas)
-    {
-        const NodeId type = g.get(sd, "transformers.lr_scheduler_type");
-        const auto warmup = integerOf(g, g.get(sd, "transformers.warmup_steps"));
-        const auto total = integerOf(g, g.get(sd, "transformers.max_steps"));
-        if (!g.valid(type) || g[type].kind != Kind::String || !warmup || !total || !isSequence(g, lambdas))
-            return false;
-        static const std::set<std::string> known = {"linear", "cosine", "constant", "constant_with_warmup"};
-        if (!known.contains(g[type].text))
-            return false;
-        for (NodeId item : g[lambdas].items) {
-            const bool partial = g.valid(item) && g[item].kind == Kind::Dict && g[item].items.empty();
-            const bool function = g.valid(item) && g[item].kind == Kind::None;
-            if (!partial && !function)
-                return false; // a user's callable object: not the Trainer's schedule
-        }
-        s.kind = "LambdaLR (transformers " + g[type].text + ")";
-        s.m_warmupDecay.style = g[type].text;
-        s.m_warmupDecay.warmup = *warmup;
-        s.m_warmupDecay.total = *total;
-        s.fields.emplace_back("transformers schedule", g[type].text + ", " + std::to_string(*warmup) + " warmup step(s) of "
-                                                           + std::to_string(*total) + " (training_args.bin, trainer_state.json max_steps)");
-        return true;
-    }
-
-    void readLambdas(LrSchedule& s, NodeId sd)
-    {
-        const NodeId l = g.get(sd, "lr_lambdas");
-        std::string text = "[";
-        if (isSequence(g, l)) {
-            for (std::size_t i = 0; i < g[l].items.size(); ++i) {
-                const NodeId item = g[l].items[i];
-                text += i ? ", " : "";
-                if (g.valid(item) && g[item].kind == Kind::None)
-                    text += "function (not saved)";
-                else
-                    text += "callable object " + display(g, item);
+        positive(static_cast<double>(s.m_stepSize), "step_size");
+    } else if (k == "MultiStepLR") {
+        s.m_gamma = need(s, sd, "gamma").value_or(1);
+        const NodeId m = g.get(sd, "milestones");
+        std::vector<int64_t> ms;
+        bool ok = g.valid(m);
+        if (ok && g[m].kind == Kind::Dict) { // collections.Counter: milestone -> multiplicity
+            const Node& c = g[m];
+            for (std::size_t i = 0; ok && i + 1 < c.items.size(); i += 2) {
+                const auto at = integerOf(g, c.items[i]);
+                const auto count = integerOf(g, c.items[i + 1]);
+                ok = at && count && *count >= 0 && *count < 1'000'000;
+                for (int64_t j = 0; ok && j < *count; ++j)
+                    ms.push_back(*at);
             }
-        }
-        s.fields.emplace_back("lr_lambdas", text + "]");
-        if (readTransformersLambda(s, sd, l))
-            return;
-        notRecomputable(s, "LambdaLR/MultiplicativeLR (their states have the same keys): the lr_lambda functions "
-                           "are not saved (only a callable object's attributes are), so only the recorded LR is "
-                           "known");
-    }
-
-    void readComposite(LrSchedule& s, NodeId sd, int depth)
-    {
-        const bool sequential = s.kind == "SequentialLR";
-        const NodeId list = g.get(sd, "_schedulers");
-        std::string names;
-        if (isSequence(g, list)) {
-            for (NodeId child : g[list].items) {
-                auto c = read(child, depth + 1);
-                if (!c) {
-                    c = LrSchedule{};
-                    c->why = "not a scheduler state_dict";
-                }
-                names += (names.empty() ? "" : ", ") + c->kind;
-                s.children.push_back(std::move(*c));
+        } else if (ok && isSequence(g, m)) {
+            for (NodeId item : g[m].items) {
+                const auto at = integerOf(g, item);
+                ok = ok && at;
+                if (at)
+                    ms.push_back(*at);
             }
-        }
-        s.fields.insert(s.fields.begin(), {"schedulers", names});
-        if (s.children.empty()) {
-            notRecomputable(s, "_schedulers holds no scheduler state");
-            return;
-        }
-        const LrSchedule& first = s.children.front();
-        if (s.baseLrs.empty())
-            s.baseLrs = first.baseLrs;
-        for (std::size_t i = 0; i < s.children.size(); ++i) {
-            const LrSchedule& c = s.children[i];
-            if (!c.recomputable)
-                notRecomputable(s, "scheduler " + std::to_string(i) + " (" + c.kind + ") cannot be recomputed: " + c.why);
-            else if (c.kind == "SequentialLR" || c.kind == "ChainedScheduler")
-                notRecomputable(s, "nested " + c.kind + " inside " + s.kind + " (torch versions step it differently)");
-            else if (c.baseLrs.size() != first.baseLrs.size())
-                notRecomputable(s, "the schedulers disagree on the number of param groups");
-        }
-        if (sequential) {
-            const NodeId m = g.get(sd, "_milestones");
-            bool ok = isSequence(g, m);
-            if (ok) {
-                for (NodeId item : g[m].items) {
-                    const auto v = integerOf(g, item);
-                    ok = ok && v;
-                    if (v)
-                        s.m_milestones.push_back(*v);
-                }
-            }
-            if (!ok)
-                notRecomputable(s, "_milestones is not a list of integers");
-            else if (!std::is_sorted(s.m_milestones.begin(), s.m_milestones.end()))
-                notRecomputable(s, "_milestones is not in increasing order");
-            else if (s.m_milestones.size() + 1 != s.children.size())
-                notRecomputable(s, "SequentialLR needs one milestone fewer than schedulers");
-            s.fields.insert(s.fields.begin() + 1, {"_milestones", display(g, m)});
-            // a scheduler entered at a milestone is restarted with step(0): CosineAnnealingLR's
-            // recursion then starts from its closed form at 0
-            for (std::size_t i = 1; i < s.children.size(); ++i)
-                s.children[i].m_cosineStartsClosedForm = true;
         } else {
-            // ChainedScheduler: every child multiplies the LR by its own factor, so only schedulers
-            // whose chainable form is a pure factor compose into a closed form
-            for (const LrSchedule& c : s.children) {
-                if (c.recomputable && !isMultiplicative(c.kind))
-                    notRecomputable(s, "ChainedScheduler over " + c.kind + " (only StepLR, MultiStepLR, ExponentialLR, "
-                                       "ConstantLR, LinearLR and PolynomialLR compose into a formula)");
-                else if (c.lastEpoch != first.lastEpoch)
-                    notRecomputable(s, "the chained schedulers are at different positions");
+            ok = false;
+        }
+        if (!ok)
+            notRecomputable(s, "milestones is not a Counter or list of integers");
+        std::sort(ms.begin(), ms.end());
+        s.m_milestones = ms;
+        std::string text = "[";
+        for (std::size_t i = 0; i < ms.size(); ++i)
+            text += (i ? ", " : "") + std::to_string(ms[i]);
+        s.fields.insert(s.fields.begin(), {"milestones", text + "]"});
+    } else if (k == "ExponentialLR") {
+        s.m_gamma = need(s, sd, "gamma").value_or(1);
+    } else if (k == "CosineAnnealingLR") {
+        s.m_tMax = need(s, sd, "T_max").value_or(1);
+        s.m_etaMin = need(s, sd, "eta_min").value_or(0);
+        if (s.m_tMax == 0)
+            notRecomputable(s, "T_max is 0");
+    } else if (k == "CosineAnnealingWarmRestarts") {
+        s.m_t0 = needInt(s, sd, "T_0").value_or(1);
+        s.m_tMult = needInt(s, sd, "T_mult").value_or(1);
+        s.m_etaMin = need(s, sd, "eta_min").value_or(0);
+        if (s.m_t0 <= 0 || s.m_tMult < 1)
+            notRecomputable(s, "T_0 must be positive and T_mult at least 1");
+        else if (s.recomputable && s.lastEpoch >= 0) {
+            // integer stepping from 0 must land on the saved cycle position
+            const auto tCur = numberOf(g, g.get(sd, "T_cur"));
+            const auto tI = numberOf(g, g.get(sd, "T_i"));
+            const auto [cur, len] = s.warmRestartPosition(s.lastEpoch);
+            if (tCur && tI && (*tCur != static_cast<double>(cur) || *tI != static_cast<double>(len)))
+                s.warning = "the saved T_cur/T_i (" + formatNumber(*tCur) + "/" + formatNumber(*tI) +
+                            ") are not where stepping one epoch at a time would be at last_epoch " +
+                            std::to_string(s.lastEpoch) + " (" + std::to_string(cur) + "/" +
+                            std::to_string(len) + "): step(epoch) was called with other epochs";
+        }
+    } else if (k == "LinearLR") {
+        s.m_startFactor = need(s, sd, "start_factor").value_or(1);
+        s.m_endFactor = need(s, sd, "end_factor").value_or(1);
+        s.m_totalIters = needInt(s, sd, "total_iters").value_or(1);
+        positive(static_cast<double>(s.m_totalIters), "total_iters");
+    } else if (k == "ConstantLR") {
+        s.m_factor = need(s, sd, "factor").value_or(1);
+        s.m_totalIters = needInt(s, sd, "total_iters").value_or(0);
+    } else if (k == "PolynomialLR") {
+        s.m_totalIters = needInt(s, sd, "total_iters").value_or(1);
+        s.m_power = need(s, sd, "power").value_or(1);
+        positive(static_cast<double>(s.m_totalIters), "total_iters");
+    } else if (k == "OneCycleLR") {
+        readOneCycle(s, sd);
+    } else if (k == "CyclicLR") {
+        readCyclic(s, sd);
+    }
+}
+
+void LrScheduleBuilder::readComposite(LrSchedule& s, NodeId sd, int depth)
+{
+    const bool sequential = s.kind == "SequentialLR";
+    const NodeId list = g.get(sd, "_schedulers");
+    std::string names;
+    if (isSequence(g, list)) {
+        for (NodeId child : g[list].items) {
+            auto c = read(child, depth + 1);
+            if (!c) {
+                c = LrSchedule{};
+                c->why = "not a scheduler state_dict";
             }
-            s.lastEpoch = first.lastEpoch;
+            names += (names.empty() ? "" : ", ") + c->kind;
+            s.children.push_back(std::move(*c));
         }
     }
-};
+    s.fields.insert(s.fields.begin(), {"schedulers", names});
+    if (s.children.empty()) {
+        notRecomputable(s, "_schedulers holds no scheduler state");
+        return;
+    }
+    const LrSchedule& first = s.children.front();
+    if (s.baseLrs.empty())
+        s.baseLrs = first.baseLrs;
+    for (std::size_t i = 0; i < s.children.size(); ++i) {
+        const LrSchedule& c = s.children[i];
+        if (!c.recomputable)
+            notRecomputable(s, "scheduler " + std::to_string(i) + " (" + c.kind + ") cannot be recomputed: " + c.why);
+        else if (c.kind == "SequentialLR" || c.kind == "ChainedScheduler")
+            notRecomputable(s, "nested " + c.kind + " inside " + s.kind + " (torch versions step it differently)");
+        else if (c.baseLrs.size() != first.baseLrs.size())
+            notRecomputable(s, "the schedulers disagree on the number of param groups");
+    }
+    if (sequential) {
+        const NodeId m = g.get(sd, "_milestones");
+        bool ok = isSequence(g, m);
+        if (ok) {
+            for (NodeId item : g[m].items) {
+                const auto v = integerOf(g, item);
+                ok = ok && v;
+                if (v)
+                    s.m_milestones.push_back(*v);
+            }
+        }
+        if (!ok)
+            notRecomputable(s, "_milestones is not a list of integers");
+        else if (!std::is_sorted(s.m_milestones.begin(), s.m_milestones.end()))
+            notRecomputable(s, "_milestones is not in increasing order");
+        else if (s.m_milestones.size() + 1 != s.children.size())
+            notRecomputable(s, "SequentialLR needs one milestone fewer than schedulers");
+        s.fields.insert(s.fields.begin() + 1, {"_milestones", display(g, m)});
+        // a scheduler entered at a milestone is restarted with step(0): CosineAnnealingLR's
+        // recursion then starts from its closed form at 0
+        for (std::size_t i = 1; i < s.children.size(); ++i)
+            s.children[i].m_cosineStartsClosedForm = true;
+    } else {
+        // ChainedScheduler: every child multiplies the LR by its own factor, so only schedulers
+        // whose chainable form is a pure factor compose into a closed form
+        for (const LrSchedule& c : s.children) {
+            if (c.recomputable && !isMultiplicative(c.kind))
+                notRecomputable(s, "ChainedScheduler over " + c.kind + " (only StepLR, MultiStepLR, ExponentialLR, "
+                                   "ConstantLR, LinearLR and PolynomialLR compose into a formula)");
+            else if (c.lastEpoch != first.lastEpoch)
+                notRecomputable(s, "the chained schedulers are at different positions");
+        }
+        s.lastEpoch = first.lastEpoch;
+    }
+}
+
 
 std::optional<LrSchedule> readLrSchedule(const ValueGraph& graph, NodeId stateDict, NodeId optimizerState)
 {
