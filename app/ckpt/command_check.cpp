@@ -41,7 +41,7 @@ int runCheck(const CliArgs& args)
     if (args.has("--list-rules"))
         return listRules(args.has("--json"));
     if (args.positional.empty() || args.positional.size() > 2)
-        return failWith("usage: ckpt check PATH [PATH2] [--json] [--no-audit] [--no-content]");
+        return failWith("usage: ckpt check PATH [PATH2] [--json] [--verbose] [--no-audit] [--no-content]");
     ckpt::CheckOptions options;
     options.audit = !args.has("--no-audit");
     options.content = !args.has("--no-content");
@@ -59,8 +59,13 @@ int runCheck(const CliArgs& args)
         std::cout << ckpt::dumpJson(ckpt::checkReportToJson(report)) << '\n';
     } else {
         std::cout << "check of " << report.kind << " " << report.inputs.front() << (report.inputs.size() > 1 ? " -> " + report.inputs[1] : "")
-                  << ": " << report.checkpoints.size() << " checkpoint(s)\n";
-        printFindingsByComponent(std::cout, report.findings);
+                  << ": " << report.checkpoints.size() << " checkpoint(s)\n\n";
+        FindingTextOptions text;
+        text.verbose = args.has("--verbose");
+        text.checkpointOrder = report.checkpoints;
+        text.checkpoints = report.checkpoints.size();
+        text.rules = ckpt::ruleCatalogue().size();
+        printFindings(std::cout, report.findings, text);
         for (const auto& d : report.discontinuities)
             std::cout << "discontinuity: " << d.series << " at step " << d.step << " (" << d.rule << ", " << d.checkpoint << ")\n";
     }

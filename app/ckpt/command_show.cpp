@@ -146,7 +146,7 @@ int runShow(const CliArgs& args)
         std::vector<Finding> findings = checkCheckpoint(facts);
         sortFindings(findings);
         std::cout << "\nfindings" << (findings.empty() ? ": " : ":\n");
-        printFindingsByComponent(std::cout, findings);
+        printFindings(std::cout, findings, {});
     } catch (const std::exception& e) {
         std::cout << "\nfindings: not available (" << e.what() << ")\n";
     }

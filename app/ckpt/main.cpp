@@ -35,8 +35,10 @@ commands:
   run DIR [--json]                       a run's checkpoints by step (latest, best, incomplete)
                                          and its logged metric series
   check PATH [PATH2] [--json]            the rule catalogue over a file, a checkpoint or run
-        [--no-audit] [--no-content]      directory, or a pair (A before B): findings by component
-                                         (exit 1 if any warning or error)
+        [--verbose]                      directory, or a pair (A before B): the verdict first,
+        [--no-audit] [--no-content]      then repeated findings grouped, errors and warnings in
+                                         full, info one line each (--verbose: every finding in
+                                         full); exit 1 if any warning or error
   check --list-rules [--json]            the rule catalogue
   report PATH [--format md|json] [-o FILE] [--pair A B] [--no-audit] [--no-content]
                                          the report to attach to a bug: findings by part of S_t,
@@ -83,7 +85,7 @@ int main(int argc, char** argv)
         if (command == "run")
             return runRun(parseCliArgs(args, {"--json"}, {}));
         if (command == "check")
-            return runCheck(parseCliArgs(args, {"--json", "--no-audit", "--no-content", "--list-rules"}, {}));
+            return runCheck(parseCliArgs(args, {"--json", "--no-audit", "--no-content", "--list-rules", "--verbose"}, {}));
         if (command == "diff")
             return runDiff(parseCliArgs(args, {"--json"}, {}));
         if (command == "report")

@@ -3,6 +3,7 @@
 
 #include "ckpt/frameworks/framework_registry.h"
 #include "ckpt/audit/manifest_audit.h"
+#include "ckpt/findings/finding_groups.h"
 #include "ckpt/state/run_discovery.h"
 #include "ckpt/state/run_history.h"
 #include "data_cursor.h"
@@ -379,6 +380,12 @@ nlohmann::json checkReportToJson(const CheckReport& r)
             list.push_back({{"step", p.step}, {"value", p.value}, {"checkpoint", p.checkpoint}});
         series[name] = list;
     }
+    // The groups point at the findings by index: every finding stays, scripts lose nothing.
+    nlohmann::json groups = nlohmann::json::array();
+    for (const FindingGroup& g : groupFindings(r.findings, r.checkpoints))
+        groups.push_back({{"rule", g.rule}, {"severity", severityName(g.severity)}, {"component", componentName(g.component)},
+                          {"message", g.message}, {"hint", g.hint}, {"count", g.members.size()}, {"findings", g.members},
+                          {"checkpoints", g.checkpoints}});
     nlohmann::json marks = nlohmann::json::array();
     for (const auto& d : r.discontinuities)
         marks.push_back({{"series", d.series}, {"step", d.step}, {"rule", d.rule}, {"checkpoint", d.checkpoint}});
@@ -387,6 +394,7 @@ nlohmann::json checkReportToJson(const CheckReport& r)
             {"checkpoints", r.checkpoints},
             {"counts", {{"error", r.count(Severity::Error)}, {"warning", r.count(Severity::Warning)}, {"info", r.count(Severity::Info)}}},
             {"findings", findings},
+            {"groups", groups},
             {"series", series},
             {"discontinuities", marks},
             {"cancelled", r.cancelled}};

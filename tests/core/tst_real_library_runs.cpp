@@ -12,6 +12,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -122,6 +123,22 @@ private slots:
             QEXPECT_FAIL("", run["gap"].get<std::string>().c_str(), Abort);
         QVERIFY2(loud == wantLoud && missingInfos.empty(), got.c_str());
         QCOMPARE(r.code, wantLoud.empty() ? 0 : 1);
+
+        // Issue 42: the groups tell every finding exactly once, and a clean run's text report opens
+        // with its verdict and fits on one screen.
+        std::vector<int> told(report["findings"].size(), 0);
+        for (const auto& g : report["groups"]) {
+            QCOMPARE(g["count"].get<std::size_t>(), g["findings"].size());
+            for (const auto& i : g["findings"])
+                ++told.at(i.get<std::size_t>());
+        }
+        QVERIFY2(std::all_of(told.begin(), told.end(), [](int n) { return n == 1; }), report["groups"].dump().c_str());
+        if (run["clean"].get<bool>()) {
+            const CkptRun text = runCkpt({QStringLiteral("check"), QString::fromStdString(path.string())});
+            const QList<QByteArray> lines = text.out.split('\n');
+            QVERIFY2(lines.size() <= 41, text.out.constData()); // 40 lines and the final newline
+            QVERIFY2(lines.size() > 2 && lines[2].startsWith("Verdict: nothing inconsistent found"), text.out.constData());
+        }
     }
 
     // Issue 33 point 5: packaging/python/ckpt_callbacks.py under the real libraries (runs_probes.py). Every

@@ -78,6 +78,7 @@ void sortFindings(std::vector<Finding>& findings);
 
 nlohmann::json findingToJson(const Finding& finding);
 /// {"kind", "inputs", "checkpoints", "counts": {error, warning, info}, "findings": [...],
+///  "groups": [{rule, severity, component, message, hint, count, findings: [indices], checkpoints}],
 ///  "series": {name: [{step, value, checkpoint}]}, "discontinuities": [{series, step, rule, checkpoint}],
 ///  "cancelled"}
 nlohmann::json checkReportToJson(const CheckReport& report);

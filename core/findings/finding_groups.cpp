@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+#include "ckpt/findings/finding_groups.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <tuple>
+
+namespace ckpt {
+
+int diagnosisRank(Component component)
+{
+    switch (component) {
+    case Component::Security: return 0;
+    case Component::Integrity: return 1;
+    case Component::Data: return 2;        // is the next batch the same
+    case Component::Model: return 3;       // the model's parameter summary (and its numerics)
+    case Component::Optimizer: return 4;   // the optimizer step ...
+    case Component::Scheduler: return 5;   // ... and the learning rate
+    case Component::Progress: return 6;    // the counters that place both
+    case Component::Scaler: return 7;
+    case Component::Rng: return 8;
+    case Component::Environment: return 9; // distributed reduction order, hardware
+    }
+    return 10;
+}
+
+std::string messagePattern(const std::string& message)
+{
+    auto digit = [&](std::size_t i) { return i < message.size() && std::isdigit(static_cast<unsigned char>(message[i])); };
+    std::string out;
+    out.reserve(message.size());
+    std::size_t i = 0;
+    while (i < message.size()) {
+        if (!digit(i)) {
+            out += message[i++];
+            continue;
+        }
+        // a number with its decimals and exponent (8, 0.001, 1e-05) becomes one '#'
+        while (digit(i) || (message[i] == '.' && digit(i + 1)))
+            ++i;
+        if (i < message.size() && (message[i] == 'e' || message[i] == 'E')) {
+            const std::size_t sign = (i + 1 < message.size() && (message[i + 1] == '-' || message[i + 1] == '+')) ? 1 : 0;
+            if (digit(i + 1 + sign)) {
+                i += 1 + sign;
+                while (digit(i))
+                    ++i;
+            }
+        }
+        out += '#';
+    }
+    return out;
+}
+
+std::vector<FindingGroup> groupFindings(const std::vector<Finding>& findings, const std::vector<std::string>& checkpointOrder)
+{
+    std::map<std::string, std::size_t> position;
+    for (std::size_t i = 0; i < checkpointOrder.size(); ++i)
+        position.emplace(checkpointOrder[i], i);
+    // A finding's place in the run: its first checkpoint's position (those of no checkpoint first).
+    auto place = [&](const Finding& f) -> std::size_t {
+        std::size_t best = 0;
+        bool any = false;
+        for (const auto& c : f.checkpoints) {
+            const auto it = position.find(c);
+            if (it != position.end() && (!any || it->second < best)) {
+                best = it->second + 1;
+                any = true;
+            }
+        }
+        return any ? best : 0;
+    };
+
+    std::vector<FindingGroup> groups;
+    std::map<std::tuple<std::string, int, int, std::string>, std::size_t> index;
+    for (std::size_t i = 0; i < findings.size(); ++i) {
+        const Finding& f = findings[i];
+        const auto key = std::make_tuple(f.rule, int(f.severity), int(f.component), messagePattern(f.message));
+        auto [it, added] = index.emplace(key, groups.size());
+        if (added)
+            groups.push_back({f.rule, f.severity, f.component, f.message, f.hint, f.assumes, {}, {}});
+        groups[it->second].members.push_back(i);
+    }
+    for (FindingGroup& g : groups) {
+        std::stable_sort(g.members.begin(), g.members.end(),
+                         [&](std::size_t a, std::size_t b) { return place(findings[a]) < place(findings[b]); });
+        const Finding& first = findings[g.members.front()];
+        g.message = first.message;
+        g.hint = first.hint;
+        g.assumes = first.assumes;
+        for (const std::size_t m : g.members) {
+            for (const auto& c : findings[m].checkpoints) {
+                if (std::find(g.checkpoints.begin(), g.checkpoints.end(), c) == g.checkpoints.end())
+                    g.checkpoints.push_back(c);
+            }
+        }
+        std::stable_sort(g.checkpoints.begin(), g.checkpoints.end(), [&](const std::string& a, const std::string& b) {
+            const auto pa = position.find(a), pb = position.find(b);
+            return (pa == position.end() ? 0 : pa->second + 1) < (pb == position.end() ? 0 : pb->second + 1);
+        });
+    }
+    std::stable_sort(groups.begin(), groups.end(), [](const FindingGroup& a, const FindingGroup& b) {
+        return std::make_tuple(-int(a.severity), diagnosisRank(a.component), a.rule)
+            < std::make_tuple(-int(b.severity), diagnosisRank(b.component), b.rule);
+    });
+    return groups;
+}
+
+} // namespace ckpt
