@@ -70,6 +70,8 @@ const std::vector<RuleInfo> kRules = {
      "_step_count equals last_epoch + 1 (what torch keeps for a scheduler stepped normally)"},
     {"scheduler.lr-formula", S::Warning, C::Scheduler, R::Checkpoint, "§2.3",
      "the recorded _last_lr equals the scheduler formula at its own position"},
+    {"scheduler.lr-past-minimum", S::Warning, C::Scheduler, R::Checkpoint, "§2.3, §10.1",
+     "the schedule's own formula did not raise the LR again after bringing it to its minimum (cosine past T_max)"},
     {"scheduler.lr-optimizer", S::Error, C::Scheduler, R::Checkpoint, "§2.3",
      "the scheduler's _last_lr equals the optimizer param_groups' lr"},
     {"scheduler.initial-lr-missing", S::Error, C::Scheduler, R::Checkpoint, "§2.3, §9.2",

@@ -22,6 +22,8 @@ std::string_view ruleConvention(std::string_view id)
         {"optimizer.step-delta", "the global step counts optimizer updates, less the ones AMP or the loop skipped"},
         {"scheduler.step-count", "the scheduler is stepped with step() and no explicit epoch, so _step_count = last_epoch + 1"},
         {"scheduler.lr-formula", "only this scheduler changes the learning rate of its optimizer's groups"},
+        {"scheduler.lr-past-minimum", "the schedule was meant to decay once over the run; CosineAnnealingLR repeats with period "
+                                      "2 x T_max by design, so a run longer than T_max may be intended to restart"},
         {"scheduler.lr-rose", "once the schedule decays it does not rise again (no warm restarts, cyclic LR or manual LR changes)"},
         {"scheduler.lr-log-departs", "the run's logged learning rate is the LR of the update logged at that step"},
         {"scaler.counters-missing", "the scaler class checkpoints its iteration counters (GradScaler's _growth_tracker, "

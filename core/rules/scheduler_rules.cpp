@@ -8,7 +8,9 @@
 #include "rule_support.h"
 #include "scaler_account.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace ckpt::rules {
 namespace {
@@ -21,6 +23,14 @@ std::string lrList(const std::vector<double>& lrs)
     for (std::size_t i = 0; i < lrs.size(); ++i)
         out += (i ? ", " : "") + numberText(lrs[i]);
     return out + "]";
+}
+
+// An LR from a formula, to the digits that matter: 0.0025, not 0.0024999999999999974.
+std::string lrFigure(double v)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", v);
+    return text;
 }
 
 Provenance keyed(const Provenance& base, const char* key)
@@ -171,6 +181,63 @@ void lrFormula(const TrainingState& s, Findings& out)
     }
 }
 
+// A schedule that annealed to its minimum and then, by its own formula, rose again within the steps
+// taken. CosineAnnealingLR is periodic (torch's closed form cos(pi * t / T_max), period 2 * T_max): a
+// run made longer than T_max climbs back toward the initial LR (story: the Lightning run of issue 42
+// whose LR climbs again after step 80). Warm restarts and cyclic LR rise on purpose; a warm-up rises
+// before it ever falls.
+void lrPastMinimum(const TrainingState& s, Findings& out)
+{
+    const LrSchedule& l = s.scheduler->schedule;
+    constexpr int64_t kLongest = int64_t(1) << 22; // the curve is walked once, step by step
+    if (!l.recomputable || l.lastEpoch <= 0 || l.lastEpoch > kLongest || l.kind == "CosineAnnealingWarmRestarts" || l.kind == "CyclicLR")
+        return;
+    std::vector<std::vector<double>> curve;
+    try {
+        curve = l.lrSeries(0, l.lastEpoch);
+    } catch (const std::exception&) {
+        return;
+    }
+    for (std::size_t g = 0; !curve.empty() && g < curve.front().size(); ++g) {
+        double peak = 0, low = 0;
+        int64_t lowAt = -1;
+        bool fell = false;
+        for (std::size_t t = 0; t < curve.size(); ++t) {
+            const double lr = curve[t][g];
+            peak = std::max(peak, lr);
+            const double noise = 1e-3 * peak; // a rise smaller than this is rounding, not the schedule
+            if (t > 0 && lr < curve[t - 1][g] - noise)
+                fell = true;
+            if (fell && (lowAt < 0 || lr < low)) {
+                low = lr;
+                lowAt = static_cast<int64_t>(t);
+            }
+            if (!fell || lr <= low + noise)
+                continue;
+            const double last = curve.back()[g];
+            Finding f = makeFinding("scheduler.lr-past-minimum",
+                l.kind + " brought the learning rate of param group " + std::to_string(g) + " down to " + lrFigure(low)
+                    + " at scheduler step " + std::to_string(lowAt) + ", then its own formula raised it again, to "
+                    + lrFigure(last) + " at step " + std::to_string(l.lastEpoch),
+                hintWithNext("The run is longer than the schedule: CosineAnnealingLR's T_max (or a composite's milestones) was set for "
+                             "fewer steps than were trained, so the cosine climbs back toward the initial LR after T_max and "
+                             "the loss rises with it. Set T_max to the number of scheduler steps the run takes (with Lightning, "
+                             "the steps of `interval: step`, or epochs), or use CosineAnnealingWarmRestarts if restarts are "
+                             "meant (recovery guide §2.3 on keeping the LR schedule aligned with the updates).",
+                             Component::Scheduler));
+            f.evidence.push_back({"minimum at step " + std::to_string(lowAt), lrFigure(low), "computed from " + where(s.scheduler->from)});
+            f.evidence.push_back({"lr at step " + std::to_string(l.lastEpoch), lrFigure(last), "computed from " + where(s.scheduler->from)});
+            f.evidence.push_back(evidence("last_epoch", std::to_string(l.lastEpoch), keyed(s.scheduler->from, "last_epoch")));
+            for (const auto& [name, value] : l.fields) {
+                if (name == "T_max" || name == "eta_min")
+                    f.evidence.push_back(evidence(name, value, keyed(s.scheduler->from, name.c_str())));
+            }
+            out.push_back(std::move(f));
+            return;
+        }
+    }
+}
+
 void lrOptimizer(const TrainingState& s, Findings& out)
 {
     const LrSchedule& l = s.scheduler->schedule;
@@ -279,6 +346,7 @@ void schedulerRules(const CheckpointFacts& c, Findings& out)
     position(s, out);
     stepCount(s, out);
     lrFormula(s, out);
+    lrPastMinimum(s, out);
     lrOptimizer(s, out);
     initialLr(s, out);
 }

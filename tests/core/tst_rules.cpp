@@ -136,6 +136,10 @@ private slots:
         row("model.adapter-disagrees", folders + "peft-lora-rank-lost", folders + "peft-lora", "error");
         row("model.adapter-disagrees", folders + "peft-lora-wrong-base", folders + "peft-lora", "error");
         row("model.adapter-untargeted", folders + "peft-lora-untargeted", folders + "peft-lora", "warning");
+        // Written by Lightning 2.1 itself: CosineAnnealingLR(T_max=12) trained 24 steps, and T_max=24 for 24 (issue 42).
+        const std::string lightningRuns = std::string(CKPT_SOURCE_DIR) + "/tests/fixtures/real_libraries/runs/lightning/";
+        row("scheduler.lr-past-minimum", lightningRuns + "cosine-past-tmax/checkpoints/epoch=2-step=24.ckpt",
+            lightningRuns + "clean-cosine/checkpoints/epoch=2-step=24.ckpt", "warning");
         row("rng.missing", sample("lightning/checkpoints/epoch=1-step=50.ckpt"), sample("ddp4-mlp/checkpoint-0000300"), "info");
         row("rng.invalid", rcase("bad_rng.pt"), good, "error");
         row("rng.rank-missing", rcase("ranks3"), sample("ddp4-mlp/checkpoint-0000300"), "error");

@@ -94,9 +94,9 @@ private slots:
             QStringLiteral("hash-mismatch | 200–300 |  | 2 err 2 info"),
             QStringLiteral("  checkpoint-0000200 | 200 |  | 1 info"),
             QStringLiteral("  checkpoint-0000300 | 300 | latest | 2 err 1 info"),
-            QStringLiteral("scheduler-stepped-twice | 200–300 |  | 3 err 2 warn 2 info"),
+            QStringLiteral("scheduler-stepped-twice | 200–300 |  | 3 err 3 warn 2 info"),
             QStringLiteral("  checkpoint-0000200 | 200 |  | 1 err 1 warn 1 info"),
-            QStringLiteral("  checkpoint-0000300 | 300 | latest | 2 err 1 warn 1 info"),
+            QStringLiteral("  checkpoint-0000300 | 300 | latest | 2 err 2 warn 1 info"),
             QStringLiteral("epoch=0-step=25.ckpt | 25 |  | 2 info"),
             QStringLiteral("  epoch=0-step=25.ckpt | 25 | latest | 2 info"),
         };
@@ -139,6 +139,8 @@ private slots:
             QStringLiteral("error | scheduler | scheduler-stepped-twice/1 | scheduler.position | broken/scheduler-stepped-twice/checkpoint-0000300/optimizer.pt: scheduler/last_epoch | the scheduler is at position 400 but training is at global step 300 or epoch 4 (ahead by 100)"),
             QStringLiteral("error | scheduler | scheduler-stepped-twice/1 | scheduler.step-delta | broken/scheduler-stepped-twice/checkpoint-0000200/optimizer.pt: scheduler/last_epoch | the scheduler moved 200 position(s) while the global step advanced 100 (2 scheduler steps per update)"),
             QStringLiteral("warning | scheduler | scheduler-stepped-twice/1 | scheduler.lr-log-departs | broken/scheduler-stepped-twice (metrics log) | from step 202 the logged learning rate 0.0007229594859403045 departs from the schedule saved at step 200 (0.0007364378763744426)"),
+            // Stepped twice per update, its cosine (T_max 300) is at position 400: past its minimum, rising.
+            QStringLiteral("warning | scheduler | scheduler-stepped-twice/1 | scheduler.lr-past-minimum | computed from broken/scheduler-stepped-twice/checkpoint-0000300/optimizer.pt: scheduler | CosineAnnealingLR brought the learning rate of param group 0 down to 0 at scheduler step 300, then its own formula raised it again, to 0.00075 at step 400"),
             QStringLiteral("info | scaler | scheduler-stepped-twice/1 | scaler.skipped-steps | broken/scheduler-stepped-twice/checkpoint-0000300/optimizer.pt: optimizer/state/0/step | the optimizer's step 298 is 2 behind global step 300; if GradScaler started at its default init_scale 65536, scale 16384 = 65536 × 0.5^2; with at most 0 growth(s) possible in 300 steps (one per 2000 clean steps), 2 update(s) were skipped by overflows"),
             QStringLiteral("info | rng | epoch=0-step=25.ckpt/0 | rng.missing | lightning/checkpoints/epoch=0-step=25.ckpt | no RNG state in this training checkpoint: a resume cannot continue the random streams"),
             QStringLiteral("info | environment | epoch=0-step=25.ckpt/0 | environment.not-recorded | lightning/checkpoints/epoch=0-step=25.ckpt | not recorded in this checkpoint: precision (fp32/fp16/bf16)"),
