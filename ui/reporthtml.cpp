@@ -4,6 +4,9 @@
 #include "ui/pages/timelinepage.h"
 #include "ui/plots/curveplot.h"
 
+#include "ckpt/findings/finding_groups.h"
+#include "ckpt/rules/rule_catalogue.h"
+
 #include <QBuffer>
 #include <QDir>
 #include <QFile>
@@ -157,10 +160,21 @@ QString renderReportHtml(const ckpt::RunReport& r, const QPalette& palette)
              .arg(c.count(ckpt::Severity::Warning))
              .arg(c.count(ckpt::Severity::Info));
 
+    // The order a reader needs: the verdict, the resume points, what is wrong (each group once), the
+    // timeline, then what is not recorded (folded), the states, the pair and the validations.
+    const std::vector<ckpt::FindingGroup> groups = ckpt::groupFindings(c.findings, c.checkpoints);
+    const ckpt::Verdict verdict = ckpt::verdictOf(c.findings, groups, c.checkpoints.size(), ckpt::ruleCatalogue().size());
+    h += QStringLiteral("<h2 id=\"verdict\">Verdict</h2>\n<p>%1</p>\n").arg(esc(verdict.headline));
+    if (!verdict.lines.empty()) {
+        h += QStringLiteral("<ol>\n");
+        for (const auto& line : verdict.lines)
+            h += QStringLiteral("<li>%1</li>\n").arg(esc(line));
+        h += QStringLiteral("</ol>\n");
+    }
+
     if (r.timeline) {
         const ckpt::Timeline& t = *r.timeline;
-        h += QStringLiteral("<h2 id=\"timeline\">Timeline</h2>\n");
-        h += imgTag(timelinePng(r, palette, dir), QStringLiteral("timeline"));
+        h += QStringLiteral("<h2 id=\"resumes\">Resume points</h2>\n");
         if (t.resumes.empty()) {
             h += QStringLiteral("<p>No resume point was found (logs, probes and consecutive checkpoints agree).</p>\n");
         } else {
@@ -176,33 +190,57 @@ QString renderReportHtml(const ckpt::RunReport& r, const QPalette& palette)
             }
             h += QStringLiteral("</table>\n");
         }
+    }
+
+    h += QStringLiteral("<h2 id=\"findings\">Errors and warnings</h2>\n");
+    QString loud;
+    for (const auto& g : groups) {
+        if (g.severity == ckpt::Severity::Info)
+            continue;
+        const ckpt::Finding& f = c.findings[g.members.front()];
+        const std::string where = ckpt::groupWhere(g);
+        loud += QStringLiteral("<li><span class=\"%1\">%1</span> <code>%2</code> (%3): %4<ul>")
+                    .arg(QString::fromLatin1(ckpt::severityName(g.severity)), esc(g.rule),
+                         esc(std::string(ckpt::componentName(g.component)) + (where.empty() ? "" : "; " + where)), esc(g.message));
+        for (const auto& cp : f.checkpoints)
+            loud += QStringLiteral("<li>checkpoint: <code>%1</code></li>").arg(baseName(cp));
+        for (const auto& e : f.evidence)
+            loud += QStringLiteral("<li>%1: %2 <small><code>%3</code></small></li>").arg(esc(e.what), esc(e.value), esc(e.where));
+        if (g.members.size() > 1)
+            loud += QStringLiteral("<li>and %1 similar</li>").arg(g.members.size() - 1);
+        if (!g.assumes.empty())
+            loud += QStringLiteral("<li>assumes: %1</li>").arg(esc(g.assumes));
+        if (!g.hint.empty())
+            loud += QStringLiteral("<li>hint: %1</li>").arg(esc(g.hint));
+        loud += QStringLiteral("</ul></li>\n");
+    }
+    h += loud.isEmpty() ? QStringLiteral("<p>None.</p>\n") : QStringLiteral("<ul>\n%1</ul>\n").arg(loud);
+
+    if (r.timeline) {
+        const ckpt::Timeline& t = *r.timeline;
+        h += QStringLiteral("<h2 id=\"timeline\">Timeline</h2>\n");
+        h += imgTag(timelinePng(r, palette, dir), QStringLiteral("timeline"));
         h += QStringLiteral("<h2 id=\"loss-lr\">Loss and learning rate</h2>\n") + imgTag(curvesPng(t, palette, dir, false), QStringLiteral("loss and LR"));
         h += QStringLiteral("<h2 id=\"moments\">Moment norms</h2>\n") + imgTag(curvesPng(t, palette, dir, true), QStringLiteral("moment norms"));
     }
 
-    h += QStringLiteral("<h2 id=\"findings\">Findings by part of S_t</h2>\n");
-    if (c.findings.empty())
-        h += QStringLiteral("<p>None.</p>\n");
-    for (ckpt::Component comp : ckpt::diagnosisOrder()) {
-        QString items;
-        for (const auto& f : c.findings) {
-            if (f.component != comp)
-                continue;
-            items += QStringLiteral("<li><span class=\"%1\">%1</span> <code>%2</code>: %3<ul>")
-                         .arg(QString::fromLatin1(ckpt::severityName(f.severity)), esc(f.rule), esc(f.message));
-            for (const auto& cp : f.checkpoints)
-                items += QStringLiteral("<li>checkpoint: <code>%1</code></li>").arg(baseName(cp));
-            for (const auto& e : f.evidence)
-                items += QStringLiteral("<li>%1: %2 <small><code>%3</code></small></li>").arg(esc(e.what), esc(e.value), esc(e.where));
-            if (!f.assumes.empty())
-                items += QStringLiteral("<li>assumes: %1</li>").arg(esc(f.assumes));
-            if (!f.hint.empty())
-                items += QStringLiteral("<li>hint: %1</li>").arg(esc(f.hint));
-            items += QStringLiteral("</ul></li>\n");
-        }
-        if (!items.isEmpty())
-            h += QStringLiteral("<h3>%1</h3>\n<ul>\n%2</ul>\n").arg(QString::fromLatin1(ckpt::componentName(comp)), items);
+    QString quiet;
+    std::size_t quietGroups = 0;
+    for (const auto& g : groups) {
+        if (g.severity != ckpt::Severity::Info)
+            continue;
+        ++quietGroups;
+        const std::string where = ckpt::groupWhere(g);
+        quiet += QStringLiteral("<li><code>%1</code> (%2): %3%4</li>\n")
+                     .arg(esc(g.rule), esc(std::string(ckpt::componentName(g.component)) + (where.empty() ? "" : "; " + where)), esc(g.message),
+                          g.hint.empty() ? QString() : QStringLiteral("<br><small>hint: %1</small>").arg(esc(g.hint)));
     }
+    if (quietGroups)
+        h += QStringLiteral("<h2 id=\"info\">Not recorded or not decidable from the files (info)</h2>\n"
+                            "<details><summary>%1 group(s), %2 finding(s)</summary>\n<ul>\n%3</ul>\n</details>\n")
+                 .arg(quietGroups)
+                 .arg(c.count(ckpt::Severity::Info))
+                 .arg(quiet);
 
     h += QStringLiteral("<h2 id=\"states\">S_t per checkpoint</h2>\n");
     for (const auto& s : c.states) {

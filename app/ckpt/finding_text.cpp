@@ -3,35 +3,15 @@
 
 #include "ckpt/findings/finding_groups.h"
 
-#include <filesystem>
 #include <ostream>
 
 namespace {
-
-std::string shortName(const std::string& path)
-{
-    const std::string name = std::filesystem::path(path).filename().string();
-    return name.empty() ? path : name;
-}
 
 std::string severityColumn(ckpt::Severity s)
 {
     std::string sev = ckpt::severityName(s);
     sev.resize(8, ' ');
     return sev;
-}
-
-// "4 checkpoints: epoch=0-step=8.ckpt ... epoch=3-step=32.ckpt", "1 checkpoint: step-15", or the
-// count of findings where they concern no checkpoint.
-std::string whereText(const ckpt::FindingGroup& g)
-{
-    const std::size_t n = g.checkpoints.size();
-    if (n == 0)
-        return g.members.size() == 1 ? std::string() : std::to_string(g.members.size()) + " times";
-    std::string s = std::to_string(n) + (n == 1 ? " checkpoint: " : " checkpoints: ") + shortName(g.checkpoints.front());
-    if (n > 1)
-        s += (n > 2 ? " ... " : ", ") + shortName(g.checkpoints.back());
-    return s;
 }
 
 void printEvidence(std::ostream& out, const ckpt::Finding& f)
@@ -46,7 +26,7 @@ void printEvidence(std::ostream& out, const ckpt::Finding& f)
 
 void printGroupInFull(std::ostream& out, const ckpt::FindingGroup& g, const std::vector<ckpt::Finding>& findings, bool everyMember)
 {
-    const std::string where = whereText(g);
+    const std::string where = ckpt::groupWhere(g);
     out << severityColumn(g.severity) << " " << g.rule << "  [" << ckpt::componentName(g.component) << (where.empty() ? "" : "; " + where) << "]\n";
     const std::size_t shown = everyMember ? g.members.size() : 1;
     for (std::size_t i = 0; i < shown; ++i) {
@@ -62,24 +42,11 @@ void printGroupInFull(std::ostream& out, const ckpt::FindingGroup& g, const std:
         out << "         hint: " << g.hint << "\n";
 }
 
-void printVerdict(std::ostream& out, const std::vector<ckpt::FindingGroup>& groups, const std::size_t counts[3], const FindingTextOptions& options)
+void printVerdict(std::ostream& out, const ckpt::Verdict& verdict)
 {
-    if (counts[2] + counts[1] == 0) {
-        out << "Verdict: nothing inconsistent found";
-        if (options.rules && options.checkpoints)
-            out << " (" << options.rules << " rules over " << options.checkpoints << " checkpoint" << (options.checkpoints == 1 ? "" : "s") << ")";
-        if (counts[0])
-            out << "; " << counts[0] << " thing(s) the files do not record or cannot decide (info), in " << groups.size() << " group(s) below";
-        out << ".\n";
-        return;
-    }
-    out << "Verdict: " << counts[2] << " error(s) and " << counts[1] << " warning(s); in the order to look at them:\n";
-    for (const auto& g : groups) {
-        if (g.severity == ckpt::Severity::Info)
-            break;
-        const std::string where = whereText(g);
-        out << "  " << severityColumn(g.severity) << g.rule << (where.empty() ? "" : "  (" + where + ")") << ": " << g.message << "\n";
-    }
+    out << "Verdict: " << verdict.headline << "\n";
+    for (const auto& line : verdict.lines)
+        out << "  " << line << "\n";
 }
 
 } // namespace
@@ -90,7 +57,7 @@ void printFindings(std::ostream& out, const std::vector<ckpt::Finding>& findings
     for (const auto& f : findings)
         ++counts[static_cast<int>(f.severity)];
     const std::vector<ckpt::FindingGroup> groups = ckpt::groupFindings(findings, options.checkpointOrder);
-    printVerdict(out, groups, counts, options);
+    printVerdict(out, ckpt::verdictOf(findings, groups, options.checkpoints, options.rules));
 
     bool infoHeader = false;
     for (const auto& g : groups) {
@@ -103,7 +70,7 @@ void printFindings(std::ostream& out, const std::vector<ckpt::Finding>& findings
             out << "\nNot recorded or not decidable from the files (info; --verbose for evidence and hints):\n";
             infoHeader = true;
         }
-        const std::string where = whereText(g);
+        const std::string where = ckpt::groupWhere(g);
         out << "  " << g.rule << "  [" << ckpt::componentName(g.component) << (where.empty() ? "" : "; " + where) << "]\n"
             << "      " << g.message << "\n";
     }

@@ -8,21 +8,23 @@
 
 namespace ckpt {
 
+const std::vector<Component>& diagnosisOrder()
+{
+    static const std::vector<Component> order = {Component::Data,     Component::Model,  Component::Optimizer,
+                                                 Component::Scheduler, Component::Scaler, Component::Rng,
+                                                 Component::Progress, Component::Environment, Component::Integrity,
+                                                 Component::Security};
+    return order;
+}
+
 int diagnosisRank(Component component)
 {
-    switch (component) {
-    case Component::Security: return 0;
-    case Component::Integrity: return 1;
-    case Component::Data: return 2;        // is the next batch the same
-    case Component::Model: return 3;       // the model's parameter summary (and its numerics)
-    case Component::Optimizer: return 4;   // the optimizer step ...
-    case Component::Scheduler: return 5;   // ... and the learning rate
-    case Component::Progress: return 6;    // the counters that place both
-    case Component::Scaler: return 7;
-    case Component::Rng: return 8;
-    case Component::Environment: return 9; // distributed reduction order, hardware
-    }
-    return 10;
+    if (component == Component::Security)
+        return 0;
+    if (component == Component::Integrity)
+        return 1;
+    const auto& order = diagnosisOrder();
+    return 2 + static_cast<int>(std::find(order.begin(), order.end(), component) - order.begin());
 }
 
 std::string messagePattern(const std::string& message)
@@ -104,6 +106,62 @@ std::vector<FindingGroup> groupFindings(const std::vector<Finding>& findings, co
             < std::make_tuple(-int(b.severity), diagnosisRank(b.component), b.rule);
     });
     return groups;
+}
+
+namespace {
+
+std::string shortName(const std::string& path)
+{
+    std::string p = path;
+    while (p.size() > 1 && p.back() == '/')
+        p.pop_back();
+    const auto slash = p.rfind('/');
+    return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+std::string plural(std::size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
+
+} // namespace
+
+std::string groupWhere(const FindingGroup& g)
+{
+    const std::size_t n = g.checkpoints.size();
+    if (n == 0)
+        return g.members.size() == 1 ? std::string() : std::to_string(g.members.size()) + " times";
+    std::string s = std::to_string(n) + (n == 1 ? " checkpoint: " : " checkpoints: ") + shortName(g.checkpoints.front());
+    if (n > 1)
+        s += (n > 2 ? " ... " : ", ") + shortName(g.checkpoints.back());
+    return s;
+}
+
+Verdict verdictOf(const std::vector<Finding>& findings, const std::vector<FindingGroup>& groups, std::size_t checkpoints, std::size_t rules)
+{
+    std::size_t counts[3] = {0, 0, 0};
+    for (const auto& f : findings)
+        ++counts[static_cast<int>(f.severity)];
+    Verdict v;
+    if (counts[2] + counts[1] == 0) {
+        v.headline = "nothing inconsistent found";
+        if (rules && checkpoints)
+            v.headline += " (" + std::to_string(rules) + " rules over " + plural(checkpoints, "checkpoint", "checkpoints") + ")";
+        if (counts[0]) {
+            std::size_t infoGroups = 0;
+            for (const auto& g : groups)
+                infoGroups += g.severity == Severity::Info;
+            v.headline += "; " + plural(counts[0], "thing", "things") + " the files do not record or cannot decide (info), in "
+                        + plural(infoGroups, "group", "groups");
+        }
+        v.headline += ".";
+        return v;
+    }
+    v.headline = plural(counts[2], "error", "errors") + " and " + plural(counts[1], "warning", "warnings") + "; in the order to look at them:";
+    for (const auto& g : groups) {
+        if (g.severity == Severity::Info)
+            continue;
+        const std::string where = groupWhere(g);
+        v.lines.push_back(std::string(severityName(g.severity)) + " " + g.rule + (where.empty() ? "" : " (" + where + ")") + ": " + g.message);
+    }
+    return v;
 }
 
 } // namespace ckpt

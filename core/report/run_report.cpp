@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "ckpt/report/run_report.h"
 
+#include "ckpt/findings/finding_groups.h"
+#include "ckpt/rules/rule_catalogue.h"
+
 #include "ckpt/report/text_format.h"
 #include "ckpt/state/run_discovery.h"
 
@@ -170,6 +173,64 @@ json runReportToJson(const RunReport& r)
     return out;
 }
 
+namespace {
+
+void markdownFinding(std::ostringstream& md, const Finding& f)
+{
+    for (const auto& cp : f.checkpoints)
+        md << "  - checkpoint: `" << baseName(cp) << "`\n";
+    for (const auto& e : f.evidence)
+        md << "  - " << e.what << ": " << e.value << (e.where.empty() ? "" : "  (`" + e.where + "`)") << "\n";
+}
+
+// Each error and warning group once: the first instance's evidence, how many more, the hint once.
+void markdownLoudGroups(std::ostringstream& md, const std::vector<FindingGroup>& groups, const std::vector<Finding>& findings)
+{
+    bool any = false;
+    for (const auto& g : groups) {
+        if (g.severity == Severity::Info)
+            continue;
+        if (!any)
+            md << "## Errors and warnings\n\n";
+        any = true;
+        const std::string where = groupWhere(g);
+        md << "- **" << severityName(g.severity) << "** `" << g.rule << "` (" << componentName(g.component) << (where.empty() ? "" : "; " + where)
+           << "): " << g.message << "\n";
+        markdownFinding(md, findings[g.members.front()]);
+        if (g.members.size() > 1)
+            md << "  - and " << g.members.size() - 1 << " similar (`ckpt check --verbose` lists each)\n";
+        if (!g.assumes.empty())
+            md << "  - assumes: " << g.assumes << "\n";
+        if (!g.hint.empty())
+            md << "  - hint: " << g.hint << "\n";
+    }
+    if (any)
+        md << "\n";
+}
+
+// What the files do not record or cannot decide: one line a group, folded.
+void markdownInfoGroups(std::ostringstream& md, const std::vector<FindingGroup>& groups, std::size_t infos)
+{
+    std::size_t count = 0;
+    for (const auto& g : groups)
+        count += g.severity == Severity::Info;
+    if (!count)
+        return;
+    md << "## Not recorded or not decidable from the files (info)\n\n<details><summary>" << count << " group(s), " << infos
+       << " finding(s)</summary>\n\n";
+    for (const auto& g : groups) {
+        if (g.severity != Severity::Info)
+            continue;
+        const std::string where = groupWhere(g);
+        md << "- `" << g.rule << "` (" << componentName(g.component) << (where.empty() ? "" : "; " + where) << "): " << g.message << "\n";
+        if (!g.hint.empty())
+            md << "  - hint: " << g.hint << "\n";
+    }
+    md << "\n</details>\n\n";
+}
+
+} // namespace
+
 std::string runReportMarkdown(const RunReport& r)
 {
     std::ostringstream md;
@@ -182,14 +243,19 @@ std::string runReportMarkdown(const RunReport& r)
         md << "- **cancelled**: the report holds what was read before the cancel\n";
     md << "\n";
 
+    // The order a reader needs: the verdict, the resume points, what is wrong, the timeline, then
+    // what is not recorded, the states and the pair.
+    const std::vector<FindingGroup> groups = groupFindings(c.findings, c.checkpoints);
+    const Verdict verdict = verdictOf(c.findings, groups, c.checkpoints.size(), ruleCatalogue().size());
+    md << "**Verdict:** " << verdict.headline << "\n\n";
+    for (const auto& line : verdict.lines)
+        md << "- " << mdEscape(line) << "\n";
+    if (!verdict.lines.empty())
+        md << "\n";
+
     if (r.timeline) {
         const Timeline& t = *r.timeline;
-        md << "## Timeline\n\n";
-        if (t.firstStep && t.lastStep)
-            md << "Steps " << *t.firstStep << " to " << *t.lastStep << "; logged series:";
-        for (const auto& [name, points] : t.logged)
-            md << " " << name << " (" << points.size() << ")";
-        md << "\n\n";
+        md << "## Resume points\n\n";
         if (t.resumes.empty()) {
             md << "No resume point was found (logs, probes and consecutive checkpoints agree).\n\n";
         } else {
@@ -204,6 +270,18 @@ std::string runReportMarkdown(const RunReport& r)
             }
             md << "\n";
         }
+    }
+
+    markdownLoudGroups(md, groups, c.findings);
+
+    if (r.timeline) {
+        const Timeline& t = *r.timeline;
+        md << "## Timeline\n\n";
+        if (t.firstStep && t.lastStep)
+            md << "Steps " << *t.firstStep << " to " << *t.lastStep << "; logged series:";
+        for (const auto& [name, points] : t.logged)
+            md << " " << name << " (" << points.size() << ")";
+        md << "\n\n";
         if (!t.strips.empty()) {
             md << "| part | per checkpoint (step: value) | breaks at |\n|---|---|---|\n";
             for (const auto& s : t.strips) {
@@ -220,31 +298,7 @@ std::string runReportMarkdown(const RunReport& r)
         }
     }
 
-    md << "## Findings by part of S_t\n\n";
-    if (c.findings.empty())
-        md << "None.\n\n";
-    for (Component comp : diagnosisOrder()) {
-        bool header = false;
-        for (const auto& f : c.findings) {
-            if (f.component != comp)
-                continue;
-            if (!header) {
-                md << "### " << componentName(comp) << "\n\n";
-                header = true;
-            }
-            md << "- **" << severityName(f.severity) << "** `" << f.rule << "`: " << f.message << "\n";
-            for (const auto& cp : f.checkpoints)
-                md << "  - checkpoint: `" << baseName(cp) << "`\n";
-            for (const auto& e : f.evidence)
-                md << "  - " << e.what << ": " << e.value << (e.where.empty() ? "" : "  (`" + e.where + "`)") << "\n";
-            if (!f.assumes.empty())
-                md << "  - assumes: " << f.assumes << "\n";
-            if (!f.hint.empty())
-                md << "  - hint: " << f.hint << "\n";
-        }
-        if (header)
-            md << "\n";
-    }
+    markdownInfoGroups(md, groups, c.count(Severity::Info));
 
     md << "## S_t per checkpoint\n\n";
     for (const auto& s : c.states) {

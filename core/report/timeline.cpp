@@ -16,7 +16,9 @@ std::string baseName(const std::string& path)
     return fs::path(path).filename().string();
 }
 
-int diagnosisRank(Component c)
+// A part's place in the §10.1 order of S_t's parts (the files' integrity and security last: they
+// are not a part that a resume changes).
+int partRank(Component c)
 {
     const auto& order = diagnosisOrder();
     const auto it = std::find(order.begin(), order.end(), c);
@@ -87,17 +89,6 @@ StepSeries loggedOf(const RunHistory& h, std::initializer_list<const char*> name
 
 } // namespace
 
-const std::vector<Component>& diagnosisOrder()
-{
-    // Recovery guide §10.1 (a loss jump after a resume): is the batch the same, the parameters, the
-    // optimizer state and step, the LR, the scaler, the RNG; then the environment and the files.
-    static const std::vector<Component> order = {Component::Data,     Component::Model,  Component::Optimizer,
-                                                 Component::Scheduler, Component::Scaler, Component::Rng,
-                                                 Component::Progress, Component::Environment, Component::Integrity,
-                                                 Component::Security};
-    return order;
-}
-
 Timeline buildTimeline(const RunHistory& history, const CheckReport& report)
 {
     Timeline t;
@@ -159,8 +150,8 @@ Timeline buildTimeline(const RunHistory& history, const CheckReport& report)
         p.after = f.checkpoints[1];
         p.rules.push_back(f.rule);
         const auto best = firstRank.find(key);
-        if (best == firstRank.end() || diagnosisRank(f.component) < best->second) {
-            firstRank[key] = diagnosisRank(f.component);
+        if (best == firstRank.end() || partRank(f.component) < best->second) {
+            firstRank[key] = partRank(f.component);
             p.firstComponent = componentName(f.component);
         }
     }

@@ -229,7 +229,7 @@ private slots:
         QVERIFY(cut["complete"] == json(false));
         QVERIFY2(cut["incomplete_reason"].get<std::string>().find("metadata.json") != std::string::npos, cut["incomplete_reason"].dump().c_str());
         const CkptRun check = runCkpt({QStringLiteral("check"), QString::fromStdString(dir)});
-        QVERIFY2(check.code != 0 && check.out.contains("error   integrity.no-complete-marker"), check.out.constData());
+        QVERIFY2(check.code != 0 && check.out.contains("error    integrity.no-complete-marker  [integrity"), check.out.constData());
     }
 
     // One rank's file truncated: the unreadable file is the error, and the other ranks' shards are not

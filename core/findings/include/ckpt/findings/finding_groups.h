@@ -23,10 +23,14 @@ struct FindingGroup {
     std::vector<std::string> checkpoints; // every checkpoint the members concern, each once, oldest first
 };
 
-/// The position of a component in the recovery guide's order for diagnosing a loss jump after a
-/// resume (§10.1: is the next batch the same, then the model's parameters, the optimizer step and
-/// LR, the scaler, the RNG, then the distributed and hardware environment), after what makes the
-/// files themselves untrustworthy (security, integrity). Lower comes first.
+/// The parts of S_t in the recovery guide's order for diagnosing a loss jump after a resume (§10.1:
+/// is the next batch the same, then the model's parameters, the optimizer step and LR, the scaler,
+/// the RNG; then the counters, the environment and the files). The timeline names a resume's first
+/// differing part in this order.
+const std::vector<Component>& diagnosisOrder();
+
+/// A finding group's place: what makes the files themselves untrustworthy (security, then
+/// integrity) first, then diagnosisOrder(). Lower comes first.
 int diagnosisRank(Component component);
 
 /// The message with its numbers masked, so that "step 8" and "step 16" fall into one group.
@@ -36,5 +40,20 @@ std::string messagePattern(const std::string& message);
 /// severity (errors first), then diagnosisRank, then rule id; members and checkpoints follow
 /// `checkpointOrder` (the run's checkpoints oldest first) where given, else the findings' order.
 std::vector<FindingGroup> groupFindings(const std::vector<Finding>& findings, const std::vector<std::string>& checkpointOrder = {});
+
+/// Where a group's findings are, short: "4 checkpoints: epoch=0-step=8.ckpt ... epoch=3-step=32.ckpt",
+/// "1 checkpoint: step-15", "3 times" for findings of no checkpoint, empty for one such finding.
+std::string groupWhere(const FindingGroup& group);
+
+/// What a report opens with, the same in the CLI, the Markdown and HTML reports and the app: the
+/// headline, to follow "Verdict: " ("nothing inconsistent found (85 rules over 4 checkpoints); 8 things
+/// ... (info), in 2 groups." or "2 errors and 1 warning; in the order to look at them:"), then one line per error and
+/// warning group ("error data.cursor-delta (2 checkpoints: a, b): the data cursor advanced ...").
+struct Verdict {
+    std::string headline;
+    std::vector<std::string> lines;
+};
+Verdict verdictOf(const std::vector<Finding>& findings, const std::vector<FindingGroup>& groups, std::size_t checkpoints,
+                  std::size_t rules);
 
 } // namespace ckpt

@@ -53,7 +53,9 @@ RunReport buildRunReport(const std::string& path, const ReportOptions& options =
 
 nlohmann::json runReportToJson(const RunReport& report);
 
-/// GitHub-flavoured Markdown: headings per section, findings grouped by component with evidence.
+/// GitHub-flavoured Markdown in the order a reader needs: the verdict, the resume points, the errors
+/// and warnings (each group once, with its first instance's evidence), the timeline, what is not
+/// recorded (info, folded in <details>), S_t per checkpoint, the pair, the validations.
 std::string runReportMarkdown(const RunReport& report);
 
 } // namespace ckpt

@@ -6,7 +6,7 @@
 // what `ckpt run` and `ckpt check` already read; no file is opened again except probe.json files.
 #pragma once
 
-#include "ckpt/findings/finding.h"
+#include "ckpt/findings/finding_groups.h" // diagnosisOrder
 #include "ckpt/rules/check.h"
 #include "ckpt/state/run_history.h"
 
@@ -67,9 +67,6 @@ struct Timeline {
 
 /// `history` and `report` of the same run (`report` from checkPaths on the run's folder).
 Timeline buildTimeline(const RunHistory& history, const CheckReport& report);
-
-/// The components in the recovery guide's diagnosis order (§10.1), for ordering and selection.
-const std::vector<Component>& diagnosisOrder();
 
 nlohmann::json timelineToJson(const Timeline& timeline);
 
