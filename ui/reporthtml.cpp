@@ -3,8 +3,10 @@
 
 #include "ui/pages/timelinepage.h"
 #include "ui/plots/curveplot.h"
+#include "ui/plots/plotmath.h"
 
 #include "ckpt/findings/finding_groups.h"
+#include "ckpt/frameworks/framework_registry.h"
 #include "ckpt/rules/rule_catalogue.h"
 
 #include <QBuffer>
@@ -92,8 +94,9 @@ QByteArray curvesPng(const ckpt::Timeline& t, const QPalette& palette, const QSt
     plot.setMarkers(steps, labels);
     if (!moments) {
         plot.setAxisLabels(QObject::tr("step"), QObject::tr("loss"), QObject::tr("learning rate"));
-        if (const auto loss = t.logged.find("loss"); loss != t.logged.end())
-            curves += plot.addCurve(QStringLiteral("loss"), curveOf(loss->second), CurvePlot::Axis::Left, 0) >= 0;
+        const std::string lossName = PlotMath::pickSeries(t.logged, ckpt::lossMetricNames(), "loss", {"eval", "val", "test", "scale"});
+        if (!lossName.empty())
+            curves += plot.addCurve(fromUtf8(lossName), curveOf(t.logged.at(lossName)), CurvePlot::Axis::Left, 0) >= 0;
         for (const auto& s : t.strips) {
             if (s.name != "lr")
                 continue;

@@ -57,6 +57,27 @@ std::optional<std::pair<Layout, std::string>> recogniseContent(const ContentProb
     return best;
 }
 
+const std::vector<std::string>& lossMetricNames()
+{
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        auto add = [&](const char* n) {
+            if (std::find(out.begin(), out.end(), n) == out.end())
+                out.emplace_back(n);
+        };
+        for (const FrameworkAdapter* a : frameworkAdapters()) {
+            for (const char* n : a->conventions().lossMetricNames)
+                add(n);
+        }
+        // Names no adapter owns yet: torchtitan's MetricsProcessor.log (torchtitan components/metrics.py, read in
+        // the search corpus's stored copy), and the spellings of users' own loops.
+        for (const char* n : {"loss_metrics/global_avg_loss", "train/loss", "training_loss"})
+            add(n);
+        return out;
+    }();
+    return names;
+}
+
 Layout layoutFromFileName(const std::string& path)
 {
     Layout best = Layout::Generic;

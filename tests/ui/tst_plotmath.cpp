@@ -3,6 +3,7 @@
 // decimation and series choice.
 #include "pagetestutil.h"
 
+#include "ckpt/frameworks/framework_registry.h"
 #include "ckpt/state/lr_schedule.h"
 #include "ui/pages/pagecolors.h"
 #include "ui/pages/tensorrows.h"
@@ -219,6 +220,20 @@ private slots:
         QCOMPARE(PlotMath::pickSeries(series, {"learning_rate"}, "lr"), std::string("train/lr-SGD"));
         QCOMPARE(PlotMath::pickSeries(series, {"eval_loss"}, "loss"), std::string("eval_loss"));
         QCOMPARE(PlotMath::pickSeries(series, {}, "grad_norm"), std::string());
+    }
+
+    // The main curve is the loss by the frameworks' own names for it (issue 42), never the column that
+    // sorts first: Lightning's train_loss_step (on_step and on_epoch both set), Megatron's "lm loss",
+    // NeMo's reduced_train_loss; a log with no loss draws none.
+    void lossByTheFrameworksNames()
+    {
+        using Series = std::map<std::string, std::vector<std::pair<int64_t, double>>>;
+        auto pick = [](const Series& s) { return PlotMath::pickSeries(s, ckpt::lossMetricNames(), "loss", {"eval", "val", "test", "scale"}); };
+        QCOMPARE(pick(Series{{"epoch", {}}, {"first_sample", {}}, {"train_loss_epoch", {}}, {"train_loss_step", {}}, {"val_loss", {}}}),
+                 std::string("train_loss_step"));
+        QCOMPARE(pick(Series{{"a_first", {}}, {"grad-norm", {}}, {"lm loss", {}}, {"loss-scale", {}}}), std::string("lm loss"));
+        QCOMPARE(pick(Series{{"lr", {}}, {"reduced_train_loss", {}}, {"val_loss", {}}}), std::string("reduced_train_loss"));
+        QCOMPARE(pick(Series{{"first_sample", {}}, {"learning_rate", {}}}), std::string());
     }
 };
 

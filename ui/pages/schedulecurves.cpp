@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/pages/schedulecurves.h"
 
+#include "ckpt/frameworks/framework_registry.h"
 #include "ckpt/state/run_history.h"
 #include "ckpt/state/training_state.h"
 #include "ui/textformat.h"
@@ -46,8 +47,7 @@ ScheduleCurves buildScheduleCurves(const ckpt::TrainingState& state, const ckpt:
         const std::string lrName = PlotMath::pickSeries(run->series, {"learning_rate", "lr", "train/lr", "train/learning_rate"}, "lr");
         if (!lrName.empty())
             out.loggedLr = {tr("logged %1").arg(fromUtf8(lrName)), PlotMath::decimate(PlotMath::toCurve(run->series.at(lrName)), buckets)};
-        const std::string lossName = PlotMath::pickSeries(run->series, {"loss", "train_loss", "train/loss"}, "loss",
-                                                          {"eval", "val", "test", "scale"});
+        const std::string lossName = PlotMath::pickSeries(run->series, ckpt::lossMetricNames(), "loss", {"eval", "val", "test", "scale"});
         if (!lossName.empty())
             out.loss = {tr("logged %1").arg(fromUtf8(lossName)), PlotMath::decimate(PlotMath::toCurve(run->series.at(lossName)), buckets)};
         if (lrName.empty() && lossName.empty())

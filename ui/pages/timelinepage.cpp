@@ -4,8 +4,11 @@
 #include "ui/copyaction.h"
 #include "ui/palettecolors.h"
 #include "ui/plots/plotcolors.h"
+#include "ui/plots/plotmath.h"
 #include "ui/plots/plotstyle.h"
 #include "ui/plots/qcustomplotfence.h"
+
+#include "ckpt/frameworks/framework_registry.h"
 
 #include <QEvent>
 #include <QFileInfo>
@@ -163,7 +166,7 @@ void TimelinePage::rebuild()
     const double span = std::max(1.0, x1 - x0);
     const double minBand = span * 0.006; // a resume at one step stays visible on a long run
 
-    // rows: the logged loss (or the first logged series) on top, then one per strip
+    // rows: the logged loss (by the frameworks' names for it) on top, then one per strip
     std::vector<QCPAxisRect*> rects;
     auto addRect = [&](const QString& label, int stretch) {
         auto* rect = new QCPAxisRect(m_plot);
@@ -250,8 +253,10 @@ void TimelinePage::rebuild()
         return line;
     };
 
-    // the top row: loss (else the first logged series) with the checkpoints and the resume bands
-    const auto loss = t.logged.find("loss") != t.logged.end() ? t.logged.find("loss") : t.logged.begin();
+    // the top row: the loss, by the frameworks' names for it (never a column that happens to sort
+    // first), with the checkpoints and the resume bands; without a loss, the checkpoints alone
+    const std::string lossName = PlotMath::pickSeries(t.logged, ckpt::lossMetricNames(), "loss", {"eval", "val", "test", "scale"});
+    const auto loss = lossName.empty() ? t.logged.end() : t.logged.find(lossName);
     QCPAxisRect* top = addRect(loss != t.logged.end() ? fromUtf8(loss->first) : tr("checkpoints"), 3);
     addBands(top, true);
     if (loss != t.logged.end())

@@ -19,7 +19,9 @@ public:
         // are in training_args.bin and trainer_state.json, not in scheduler.pt.
         static const FrameworkConventions c{
             .epochPositionFromOtherCounters = {true, "transformers@000945a9 src/transformers/trainer.py _inner_training_loop (steps_trained_in_current_epoch)"},
-            .lambdaScheduleFromTrainingArgs = {true, "transformers@c26b2a29e500 src/transformers/trainer.py create_scheduler, training_args.py get_warmup_steps"}};
+            .lambdaScheduleFromTrainingArgs = {true, "transformers@c26b2a29e500 src/transformers/trainer.py create_scheduler, training_args.py get_warmup_steps"},
+            .lossMetricNames = {"loss"},
+            .lossMetricSource = "transformers@000945a9 src/transformers/trainer.py _maybe_log_save_evaluate (logs[\"loss\"], trainer_state.json log_history)"};
         return c;
     }
 

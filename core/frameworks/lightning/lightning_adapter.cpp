@@ -13,8 +13,12 @@ public:
     {
         // The fit loop restores the epoch's batch position from loops.fit_loop.epoch_loop.batch_progress
         // (docs/conventions.md §4).
+        // The loss's name is the module's own self.log("train_loss", ...); with on_step and on_epoch both
+        // set, Lightning logs it as train_loss_step and train_loss_epoch (logger_connector/result.py).
         static const FrameworkConventions c{
-            .epochPositionFromOtherCounters = {true, "Lightning@7f0c3436 src/lightning/pytorch/loops/training_epoch_loop.py (batch_progress)"}};
+            .epochPositionFromOtherCounters = {true, "Lightning@7f0c3436 src/lightning/pytorch/loops/training_epoch_loop.py (batch_progress)"},
+            .lossMetricNames = {"train_loss", "train_loss_step"},
+            .lossMetricSource = "Lightning@862314360457 src/lightning/pytorch/trainer/connectors/logger_connector/result.py (_step/_epoch suffixes)"};
         return c;
     }
 

@@ -95,7 +95,10 @@ public:
     const char* name() const override { return "megatron"; }
     const FrameworkConventions& conventions() const override
     {
-        static const FrameworkConventions c;
+        // pretrain_gpt.py loss_func returns {'lm loss': averaged_loss}, which training_log writes to
+        // TensorBoard and W&B under that key.
+        static const FrameworkConventions c{.lossMetricNames = {"lm loss"},
+                                            .lossMetricSource = "NVIDIA/Megatron-LM pretrain_gpt.py loss_func, megatron/training/training.py training_log"};
         return c;
     }
 

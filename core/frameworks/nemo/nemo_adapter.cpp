@@ -127,7 +127,10 @@ public:
         // NeMo 1.x resumes through Lightning's loops; its Megatron models read the samples consumed
         // from the checkpoint's name (..._extract_consumed_samples_from_ckpt, NVIDIA/NeMo@8cfedd72
         // nemo/collections/nlp/models/language_modeling/megatron_base_model.py).
-        static const FrameworkConventions c{.epochPositionFromOtherCounters = {true, "NVIDIA/NeMo@8cfedd72 megatron_base_model.py _extract_consumed_samples_from_ckpt; Lightning's loops (docs/conventions.md §4)"}};
+        // Its Megatron models log the loss as reduced_train_loss (megatron_gpt_model.py training_step).
+        static const FrameworkConventions c{.epochPositionFromOtherCounters = {true, "NVIDIA/NeMo@8cfedd72 megatron_base_model.py _extract_consumed_samples_from_ckpt; Lightning's loops (docs/conventions.md §4)"},
+                                            .lossMetricNames = {"reduced_train_loss", "train_loss"},
+                                            .lossMetricSource = "NVIDIA/NeMo nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py training_step"};
         return c;
     }
 

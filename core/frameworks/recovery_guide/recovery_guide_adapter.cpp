@@ -12,7 +12,8 @@ public:
     const char* name() const override { return "recovery_guide_dir"; }
     const FrameworkConventions& conventions() const override
     {
-        static const FrameworkConventions c;
+        // packaging/python/ckpt_writer.py logs {"step", "loss", ...} to metrics.jsonl.
+        static const FrameworkConventions c{.lossMetricNames = {"loss"}, .lossMetricSource = "packaging/python/ckpt_writer.py"};
         return c;
     }
 

@@ -63,6 +63,11 @@ struct FrameworkConventions {
     /// lr_scheduler_type and warmup in training_args.bin, max_steps in trainer_state.json), so the
     /// schedule can be recomputed.
     Convention lambdaScheduleFromTrainingArgs;
+    /// The names the framework logs its training loss under, most specific first, with where they
+    /// are written; the timeline's and the schedule's main curve is picked by them, never by the
+    /// order of a log's columns.
+    std::vector<const char*> lossMetricNames;
+    const char* lossMetricSource = "";
 };
 
 /// What recognition sees of a folder, read once for every adapter: its regular files and its

@@ -29,6 +29,10 @@ std::string unfinishedSaveReason(const std::string& path);
 /// The save counter in a checkpoint's name where its layout's names count saves, not steps.
 std::optional<int64_t> saveIndexFromName(Layout layout, const std::string& base);
 
+/// Every framework's names for its training loss (the adapters' lossMetricNames in registry order,
+/// then the common ones no adapter owns yet), each once: what a plot of a run's logs draws first.
+const std::vector<std::string>& lossMetricNames();
+
 /// The layout a single pickled file's top-level keys say, with the reason, when an adapter claims
 /// them; the most confident claim wins.
 std::optional<std::pair<Layout, std::string>> recogniseContent(const ContentProbe& probe);
