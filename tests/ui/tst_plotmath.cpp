@@ -12,6 +12,7 @@
 
 #include <QPalette>
 
+#include <algorithm>
 #include <cmath>
 
 using PlotMath::Range;
@@ -220,6 +221,53 @@ private slots:
         QCOMPARE(PlotMath::pickSeries(series, {"learning_rate"}, "lr"), std::string("train/lr-SGD"));
         QCOMPARE(PlotMath::pickSeries(series, {"eval_loss"}, "loss"), std::string("eval_loss"));
         QCOMPARE(PlotMath::pickSeries(series, {}, "grad_norm"), std::string());
+    }
+
+    // Checkpoint labels along the step axis never overlap (issue 42): 2 to 1,000 checkpoints, plots from
+    // 800 px wide, steps evenly spread or bunched, every fifth one latest/best (long labels).
+    void markerLabelsNeverOverlap()
+    {
+        for (const double width : {800.0, 1000.0, 1400.0, 2000.0}) {
+            for (const std::size_t n : {std::size_t(2), std::size_t(3), std::size_t(5), std::size_t(14), std::size_t(20),
+                                        std::size_t(57), std::size_t(100), std::size_t(500), std::size_t(1000)}) {
+                for (const bool bunched : {false, true}) {
+                    std::vector<PlotMath::MarkerLabel> labels;
+                    const double left = 60, right = width - 20;
+                    for (std::size_t i = 0; i < n; ++i) {
+                        const double f = n == 1 ? 0 : double(i) / double(n - 1);
+                        const double x = left + (right - left) * (bunched ? f * f * f : f);
+                        const int digits = 1 + int(std::log10(10.0 * double(i + 1) * 100));
+                        const bool marked = i % 5 == 4 || i + 1 == n;
+                        labels.push_back({x, 7.0 * (digits + (marked ? 12 : 0)), 7.0 * digits, marked && i + 1 == n});
+                    }
+                    const auto placed = PlotMath::layoutMarkerLabels(labels, left, right);
+                    QCOMPARE(placed.size(), n);
+                    std::vector<std::pair<double, double>> shown;
+                    for (std::size_t i = 0; i < n; ++i) {
+                        const auto& p = placed[i];
+                        if (p.form == PlotMath::LabelForm::Hidden)
+                            continue;
+                        QVERIFY(p.left >= left && p.right <= right);
+                        const double w = p.form == PlotMath::LabelForm::Full ? labels[i].fullWidth : labels[i].shortWidth;
+                        QVERIFY(std::abs((p.right - p.left) - w) < 1e-9);
+                        QVERIFY(p.left <= labels[i].x + 1e-9 && labels[i].x <= p.right + 1e-9); // at its line
+                        shown.emplace_back(p.left, p.right);
+                    }
+                    std::sort(shown.begin(), shown.end());
+                    for (std::size_t i = 1; i < shown.size(); ++i)
+                        QVERIFY2(shown[i - 1].second < shown[i].first,
+                                 qPrintable(QStringLiteral("%1 labels at %2 px overlap").arg(n).arg(width)));
+                    // the latest (important) is always shown, and the first checkpoint too
+                    QVERIFY(placed[n - 1].form != PlotMath::LabelForm::Hidden);
+                    QVERIFY(placed[0].form != PlotMath::LabelForm::Hidden);
+                    if (n <= 5 && !bunched) // a few checkpoints all fit, in full
+                        for (const auto& p : placed)
+                            QVERIFY(p.form == PlotMath::LabelForm::Full);
+                    if (n >= 20 && !bunched) // many: evenly spread, so a good share is shown
+                        QVERIFY(shown.size() >= std::min<std::size_t>(n, std::size_t((right - left) / 120)));
+                }
+            }
+        }
     }
 
     // The main curve is the loss by the frameworks' own names for it (issue 42), never the column that

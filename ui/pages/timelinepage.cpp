@@ -12,6 +12,7 @@
 
 #include <QEvent>
 #include <QFileInfo>
+#include <QFontMetricsF>
 #include <QLabel>
 #include <QListWidget>
 #include <QVBoxLayout>
@@ -66,6 +67,7 @@ TimelinePage::TimelinePage(QWidget* parent)
         if (band.isValid())
             activateResume(band.toInt());
     });
+    connect(m_plot, &QCustomPlot::afterLayout, this, &TimelinePage::placeCheckpointLabels);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 4, 0, 0);
     layout->addWidget(m_headline);
@@ -108,9 +110,36 @@ void TimelinePage::activateResume(int index)
     emit compareRequested(fromUtf8(r.before), fromUtf8(r.after), fromUtf8(r.firstComponent));
 }
 
+void TimelinePage::placeCheckpointLabels()
+{
+    if (!m_top || m_tags.empty())
+        return;
+    const QCPAxis* x = m_top->axis(QCPAxis::atBottom);
+    std::vector<PlotMath::MarkerLabel> labels;
+    labels.reserve(m_tags.size());
+    for (const CheckpointTag& t : m_tags) {
+        const QFontMetricsF metrics(t.item->font());
+        const double padding = t.item->padding().left() + t.item->padding().right();
+        labels.push_back({x->coordToPixel(t.step), metrics.horizontalAdvance(t.full) + padding, metrics.horizontalAdvance(t.brief) + padding,
+                          t.important});
+    }
+    const auto placed = PlotMath::layoutMarkerLabels(labels, m_top->left(), m_top->right());
+    for (std::size_t i = 0; i < m_tags.size(); ++i) {
+        QCPItemText* item = m_tags[i].item;
+        item->setVisible(placed[i].form != PlotMath::LabelForm::Hidden);
+        item->setText(placed[i].form == PlotMath::LabelForm::Short ? m_tags[i].brief : m_tags[i].full);
+        const Qt::Alignment h = placed[i].align == PlotMath::LabelAlign::Left    ? Qt::AlignLeft
+                              : placed[i].align == PlotMath::LabelAlign::Right ? Qt::AlignRight
+                                                                               : Qt::AlignHCenter;
+        item->setPositionAlignment(Qt::AlignTop | h);
+    }
+}
+
 void TimelinePage::rebuild()
 {
     m_plot->clearItems();
+    m_tags.clear();
+    m_top = nullptr;
     m_plot->clearPlottables();
     m_plot->plotLayout()->clear();
     m_resumes->clear();
@@ -258,6 +287,7 @@ void TimelinePage::rebuild()
     const std::string lossName = PlotMath::pickSeries(t.logged, ckpt::lossMetricNames(), "loss", {"eval", "val", "test", "scale"});
     const auto loss = lossName.empty() ? t.logged.end() : t.logged.find(lossName);
     QCPAxisRect* top = addRect(loss != t.logged.end() ? fromUtf8(loss->first) : tr("checkpoints"), 3);
+    m_top = top;
     addBands(top, true);
     if (loss != t.logged.end())
         addCurve(top, loss->second, seriesColor(pal, 0), false);
@@ -269,19 +299,20 @@ void TimelinePage::rebuild()
         const bool current = m_run && m_current >= 0 && static_cast<std::size_t>(m_current) < m_run->checkpoints.size()
                           && m_run->checkpoints[static_cast<std::size_t>(m_current)].info.path == c.path;
         vline(top, static_cast<double>(*c.step), QPen(color, current ? 2.5 : 1.4, current ? Qt::SolidLine : Qt::DashLine));
-        QString label = QString::number(*c.step);
+        const QString brief = QString::number(*c.step);
+        QString label = brief;
         if (c.latest)
             label += tr(" latest");
         if (c.best)
             label += tr(" best");
         auto* tag = new QCPItemText(m_plot);
+        m_tags.push_back({tag, label, brief, static_cast<double>(*c.step), current || c.latest || c.best});
         tag->setClipAxisRect(top);
         tag->position->setAxisRect(top);
         tag->position->setAxes(top->axis(QCPAxis::atBottom), top->axis(QCPAxis::atLeft));
         tag->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
         tag->position->setCoords(static_cast<double>(*c.step), 0.14);
-        // labels near the right end go to the left of their line, so "300 latest" is not cut off
-        tag->setPositionAlignment(Qt::AlignTop | (*c.step > x1 - span * 0.08 ? Qt::AlignRight : Qt::AlignHCenter));
+        tag->setPositionAlignment(Qt::AlignTop | Qt::AlignHCenter); // placeCheckpointLabels keeps them apart
         tag->setPadding(QMargins(3, 0, 3, 0));
         tag->setText(label);
         tag->setColor(color);

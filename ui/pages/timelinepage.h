@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The Timeline tab: the run of the current checkpoint on one step axis (core/report/timeline.h).
-// On top the logged loss with every checkpoint as a line coloured by its worst finding (latest and
-// best labelled) and each resume point as a band; below, aligned on the same axis, one strip per
+// On top the logged loss with every checkpoint as a line coloured by its worst finding (labelled by
+// step, latest and best marked, thinned or shortened so that no two labels overlap) and each resume
+// point as a band; below, aligned on the same axis, one strip per
 // part of S_t (LR, loss scale, optimizer step, data cursor, RNG changed, moment norm) with a red
 // dashed line where a finding says it breaks. Clicking a band (or activating a row of the resume
 // list) asks for the compare view of the checkpoints on both sides, with the first differing part.
@@ -11,8 +12,11 @@
 
 #include <QWidget>
 
+#include <vector>
+
 class QCustomPlot;
 class QCPAxisRect;
+class QCPItemText;
 class QLabel;
 class QListWidget;
 
@@ -43,6 +47,9 @@ protected:
 
 private:
     void rebuild();
+    /// Shows, shortens or hides the checkpoints' labels so that none overlaps another at the
+    /// plot's current width and zoom (PlotMath::layoutMarkerLabels); run after each layout.
+    void placeCheckpointLabels();
     void activateResume(int index);
 
     RunDataPtr m_run;
@@ -53,4 +60,12 @@ private:
     QListWidget* m_resumes;
     QCustomPlot* m_plot;
     QStringList m_stripNames;
+    struct CheckpointTag {
+        QCPItemText* item = nullptr;
+        QString full, brief; // "300 latest best", "300"
+        double step = 0;
+        bool important = false; // the current checkpoint, latest or best
+    };
+    std::vector<CheckpointTag> m_tags;
+    QCPAxisRect* m_top = nullptr;
 };

@@ -7,6 +7,7 @@
 #include "ui/plots/qcustomplotfence.h"
 
 #include <QEvent>
+#include <QFontMetricsF>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -51,6 +52,7 @@ CurvePlot::CurvePlot(QWidget* parent)
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { fit(); });
     // Before each layout pass: the plot's width is known there, and the legend follows it.
     connect(m_plot, &QCustomPlot::beforeReplot, this, &CurvePlot::wrapLegend);
+    connect(m_plot, &QCustomPlot::afterLayout, this, &CurvePlot::placeMarkerLabels);
     applyPalette();
 }
 
@@ -62,6 +64,7 @@ void CurvePlot::clear()
     m_plot->clearItems();
     m_curves.clear();
     m_markers.clear();
+    m_tags.clear();
     m_plot->yAxis2->setVisible(false);
     setMessage({});
     requestReplot(m_plot);
@@ -145,6 +148,7 @@ int CurvePlot::addCurve(const QString& name, const PlotMath::Curve& curve, Axis 
 void CurvePlot::setMarkers(const std::vector<double>& steps, const QStringList& labels, int current)
 {
     m_plot->clearItems();
+    m_tags.clear();
     m_markers = steps;
     for (std::size_t i = 0; i < steps.size(); ++i) {
         auto* line = new QCPItemStraightLine(m_plot);
@@ -160,6 +164,7 @@ void CurvePlot::setMarkers(const std::vector<double>& steps, const QStringList& 
             text->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
             text->setPadding(QMargins(3, 2, 3, 2));
             text->setText(labels[static_cast<qsizetype>(i)]);
+            m_tags.push_back({text, labels[static_cast<qsizetype>(i)], QString::number(steps[i], 'g', 12), steps[i], static_cast<int>(i) == current});
         }
     }
     applyPalette();
@@ -186,19 +191,33 @@ void CurvePlot::fit()
     m_plot->yAxis->setRange(y.lower, y.upper);
     const PlotMath::Range y2 = PlotMath::paddedRange(right);
     m_plot->yAxis2->setRange(y2.lower, y2.upper);
-    placeMarkerLabels();
     requestReplot(m_plot);
 }
 
 void CurvePlot::placeMarkerLabels()
 {
-    // Labels near the right edge go to the left of their line, so they are not cut off.
-    const QCPRange x = m_plot->xAxis->range();
-    for (int i = 0; i < m_plot->itemCount(); ++i) {
-        if (auto* label = qobject_cast<QCPItemText*>(m_plot->item(i))) {
-            const bool right = label->position->coords().x() > x.lower + 0.8 * x.size();
-            label->setPositionAlignment((right ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
-        }
+    // Shown in full, shortened to the step or hidden so that no two overlap at this width and zoom
+    // (PlotMath::layoutMarkerLabels); run after each layout.
+    if (m_tags.empty())
+        return;
+    QCPAxisRect* rect = m_plot->axisRect();
+    std::vector<PlotMath::MarkerLabel> labels;
+    labels.reserve(m_tags.size());
+    for (const MarkerTag& t : m_tags) {
+        const QFontMetricsF metrics(t.item->font());
+        const double padding = t.item->padding().left() + t.item->padding().right();
+        labels.push_back({m_plot->xAxis->coordToPixel(t.step), metrics.horizontalAdvance(t.full) + padding,
+                          metrics.horizontalAdvance(t.brief) + padding, t.important});
+    }
+    const auto placed = PlotMath::layoutMarkerLabels(labels, rect->left(), rect->right());
+    for (std::size_t i = 0; i < m_tags.size(); ++i) {
+        QCPItemText* item = m_tags[i].item;
+        item->setVisible(placed[i].form != PlotMath::LabelForm::Hidden);
+        item->setText(placed[i].form == PlotMath::LabelForm::Short ? m_tags[i].brief : m_tags[i].full);
+        const Qt::Alignment h = placed[i].align == PlotMath::LabelAlign::Left    ? Qt::AlignLeft
+                              : placed[i].align == PlotMath::LabelAlign::Right ? Qt::AlignRight
+                                                                               : Qt::AlignHCenter;
+        item->setPositionAlignment(Qt::AlignTop | h);
     }
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 class QCustomPlot;
+class QCPItemText;
 class QCPGraph;
 
 class CurvePlot final : public QWidget {
@@ -70,5 +71,12 @@ private:
     QCustomPlot* m_plot;
     std::vector<CurveInfo> m_curves;
     std::vector<double> m_markers;
+    struct MarkerTag {
+        QCPItemText* item = nullptr;
+        QString full, brief; // the checkpoint's name, its step alone
+        double step = 0;
+        bool important = false; // the current checkpoint
+    };
+    std::vector<MarkerTag> m_tags;
     QString m_messageText;
 };

@@ -238,4 +238,82 @@ int legendColumns(const std::vector<int>& entryWidths, int spacing, int availabl
     return 1;
 }
 
+namespace {
+
+// 0, n-1, then the middle, the quarters, the eighths...: a spread that stays even however many fit.
+std::vector<std::size_t> halvingOrder(std::size_t n)
+{
+    std::vector<std::size_t> order;
+    if (n == 0)
+        return order;
+    std::vector<char> taken(n, 0);
+    auto take = [&](std::size_t i) {
+        if (!taken[i]) {
+            taken[i] = 1;
+            order.push_back(i);
+        }
+    };
+    take(0);
+    take(n - 1);
+    for (std::size_t step = n; step > 1; step = (step + 1) / 2) {
+        for (std::size_t i = step / 2; i < n; i += step)
+            take(i);
+        if (step == 2)
+            break;
+    }
+    for (std::size_t i = 0; i < n; ++i)
+        take(i);
+    return order;
+}
+
+} // namespace
+
+std::vector<LabelPlacement> layoutMarkerLabels(const std::vector<MarkerLabel>& labels, double left, double right, double gap)
+{
+    std::vector<LabelPlacement> out(labels.size());
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+        if (labels[i].important)
+            order.push_back(i);
+    }
+    for (std::size_t i : halvingOrder(labels.size())) {
+        if (!labels[i].important)
+            order.push_back(i);
+    }
+    // The extents shown so far, kept sorted by their left edge.
+    std::vector<std::pair<double, double>> shown;
+    auto fits = [&](double l, double r) {
+        if (l < left || r > right)
+            return false;
+        auto it = std::lower_bound(shown.begin(), shown.end(), std::make_pair(l, r));
+        if (it != shown.end() && it->first < r + gap)
+            return false;
+        return it == shown.begin() || std::prev(it)->second + gap <= l;
+    };
+    auto place = [&](double x, double width, LabelPlacement& p) {
+        // centred on its line; pushed to one side of it at the plot's edges
+        for (LabelAlign a : {LabelAlign::Center, LabelAlign::Left, LabelAlign::Right}) {
+            const double l = a == LabelAlign::Center ? x - width / 2 : a == LabelAlign::Left ? x : x - width;
+            if (fits(l, l + width)) {
+                p.align = a;
+                p.left = l;
+                p.right = l + width;
+                shown.insert(std::lower_bound(shown.begin(), shown.end(), std::make_pair(l, l + width)), {l, l + width});
+                return true;
+            }
+        }
+        return false;
+    };
+    for (std::size_t i : order) {
+        const MarkerLabel& m = labels[i];
+        if (m.x < left || m.x > right)
+            continue;
+        if (place(m.x, m.fullWidth, out[i]))
+            out[i].form = LabelForm::Full;
+        else if (m.shortWidth < m.fullWidth && place(m.x, m.shortWidth, out[i]))
+            out[i].form = LabelForm::Short;
+    }
+    return out;
+}
+
 } // namespace PlotMath

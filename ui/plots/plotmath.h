@@ -101,4 +101,29 @@ int64_t lastStepOf(const ckpt::RunHistory* run, std::optional<int64_t> globalSte
 /// laid out row by row in columns (each column as wide as its widest entry): at least 1.
 int legendColumns(const std::vector<int>& entryWidths, int spacing, int available);
 
+/// A checkpoint's label along a plot's step axis, in pixels: where its line is, how wide its full
+/// text ("300 latest best") and its short text (the step alone) are, and how much it matters.
+struct MarkerLabel {
+    double x = 0;
+    double fullWidth = 0;
+    double shortWidth = 0;
+    bool important = false; // the current checkpoint, latest, best: shown first
+};
+
+enum class LabelForm { Hidden, Short, Full };
+enum class LabelAlign { Left, Center, Right }; // the text's left edge, middle or right edge at x
+
+struct LabelPlacement {
+    LabelForm form = LabelForm::Hidden;
+    LabelAlign align = LabelAlign::Center;
+    double left = 0, right = 0; // the text's extent in pixels when shown
+};
+
+/// Which labels to draw, in which form, so that no two overlap (at least `gap` pixels apart) and
+/// none leaves [left, right]: the important ones first, then the first and the last checkpoint,
+/// then the rest in halving order (the middle, the quarters, ...) so that those shown are spread
+/// evenly; each full where it fits, else short, else hidden (its line is still drawn). For
+/// 2 to thousands of checkpoints at any width.
+std::vector<LabelPlacement> layoutMarkerLabels(const std::vector<MarkerLabel>& labels, double left, double right, double gap = 6);
+
 } // namespace PlotMath
