@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/findingspanel.h"
 
+#include "ui/copyaction.h"
 #include "ui/tableview.h"
 
 #include "ui/models/findingsproxymodel.h"
@@ -9,7 +10,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QTableView>
+#include <QTreeView>
 #include <QVBoxLayout>
 
 FindingsPanel::FindingsPanel(QWidget* parent)
@@ -19,8 +20,9 @@ FindingsPanel::FindingsPanel(QWidget* parent)
     , m_severity(new QComboBox(this))
     , m_component(new QComboBox(this))
     , m_count(new QLabel(this))
-    , m_view(new QTableView(this))
+    , m_view(new QTreeView(this))
 {
+    m_model->setGrouped(true);
     m_proxy->setSourceModel(m_model);
 
     m_severity->addItem(tr("All severities"), 0);
@@ -42,20 +44,27 @@ FindingsPanel::FindingsPanel(QWidget* parent)
 
     m_view->setObjectName(QStringLiteral("findingsView"));
     m_view->setModel(m_proxy);
-    setUpReadOnlyTable(m_view);
+    m_view->setAlternatingRowColors(true);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_view->setWordWrap(false);
+    m_view->setUniformRowHeights(true); // a run's hundreds of rows lay out without measuring each
+    m_view->header()->setStretchLastSection(true);
+    m_view->setTabKeyNavigation(false);
+    installCopyAction(m_view);
     m_view->setSortingEnabled(true);
     // Worst first; within a severity, the order they were found in (the proxy's sort is stable).
     m_view->sortByColumn(FindingsModel::Severity, Qt::DescendingOrder);
     // Fitting a column to all of a run's hundreds of findings would stall the UI on each update:
     // the rows on screen and a few around them are enough for severity, component and checkpoint.
-    m_view->horizontalHeader()->setResizeContentsPrecision(32);
-    m_view->horizontalHeader()->resizeSection(FindingsModel::Rule, 200);
-    m_view->horizontalHeader()->resizeSection(FindingsModel::Where, 260);
-    connect(m_view, &QTableView::activated, this, [this](const QModelIndex& index) {
-        emit findingActivated(m_model->rowAt(m_proxy->mapToSource(index).row()));
+    m_view->header()->setResizeContentsPrecision(32);
+    m_view->header()->resizeSection(FindingsModel::Rule, 200);
+    m_view->header()->resizeSection(FindingsModel::Where, 260);
+    connect(m_view, &QTreeView::activated, this, [this](const QModelIndex& index) {
+        emit findingActivated(m_model->rowAt(m_proxy->mapToSource(index)));
     });
-    connect(m_view, &QTableView::clicked, this, [this](const QModelIndex& index) {
-        emit findingActivated(m_model->rowAt(m_proxy->mapToSource(index).row()));
+    connect(m_view, &QTreeView::clicked, this, [this](const QModelIndex& index) {
+        emit findingActivated(m_model->rowAt(m_proxy->mapToSource(index)));
     });
 
     auto* top = new QHBoxLayout;
@@ -81,6 +90,14 @@ void FindingsPanel::setFindings(std::vector<FindingRow> rows)
 
 void FindingsPanel::updateCount()
 {
-    const int shown = m_proxy->rowCount(), total = m_model->rowCount();
-    m_count->setText(shown == total ? tr("%n finding(s)", nullptr, total) : tr("%1 of %2 findings").arg(shown).arg(total));
+    // Findings, not rows: a group row stands for all of its instances.
+    auto findings = [](const QAbstractItemModel* model) {
+        int n = 0;
+        for (int row = 0; row < model->rowCount(); ++row)
+            n += model->index(row, 0).data(FindingsModel::MemberCountRole).toInt();
+        return n;
+    };
+    const int shown = findings(m_proxy), total = findings(m_model), groups = m_proxy->rowCount();
+    m_count->setText((shown == total ? tr("%n finding(s)", nullptr, total) : tr("%1 of %2 findings").arg(shown).arg(total))
+                     + tr(" in %n group(s)", nullptr, groups));
 }

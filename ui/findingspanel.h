@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The Findings dock: every finding of what is open, filtered by severity and component;
-// activating one (click, Enter) asks the window to show the checkpoint, tab and row it is about.
+// The Findings dock: every finding of what is open as a tree, each group of findings that say the
+// same thing once (worst first, then the recovery guide's §10.1 order) with its instances below it,
+// filtered by severity and component; activating a row (click, Enter) asks the window to show the
+// checkpoint, tab and row it is about (a group: its first instance).
 #pragma once
 
 #include "ui/models/findingsmodel.h"
@@ -10,7 +12,7 @@
 class FindingsProxyModel;
 class QComboBox;
 class QLabel;
-class QTableView;
+class QTreeView;
 
 class FindingsPanel final : public QWidget {
     Q_OBJECT
@@ -21,7 +23,7 @@ public:
 
     FindingsModel* model() const { return m_model; }
     FindingsProxyModel* proxy() const { return m_proxy; }
-    QTableView* view() const { return m_view; }
+    QTreeView* view() const { return m_view; }
     QComboBox* severityFilter() const { return m_severity; }
     QComboBox* componentFilter() const { return m_component; }
 
@@ -36,5 +38,5 @@ private:
     QComboBox* m_severity;
     QComboBox* m_component;
     QLabel* m_count;
-    QTableView* m_view;
+    QTreeView* m_view;
 };

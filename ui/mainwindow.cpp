@@ -440,9 +440,9 @@ void MainWindow::fitFindingsDock()
         m_findingsHeightSet = kFindingsHeightUsers; // dragged by the user, or restored: theirs from now on
         return;
     }
-    QTableView* view = m_findings->view();
+    QTreeView* view = m_findings->view();
     const int rows = std::clamp(view->model() ? view->model()->rowCount() : 0, 2, 8);
-    const int rowHeight = view->verticalHeader()->defaultSectionSize();
+    const int rowHeight = view->fontMetrics().height() + 6; // as the other tables' rows
     // the dock's title and tab bar, the panel's filter row, the table's header and rows
     const int chrome = m_findingsDock->height() - view->viewport()->height();
     const int wanted = chrome + rows * rowHeight + rowHeight / 2;

@@ -160,6 +160,54 @@ private slots:
             QCOMPARE(proxy.index(row, FindingsModel::Component).data().toString(), QStringLiteral("integrity"));
     }
 
+    // The Findings dock's tree (issue 42): each group of findings that say the same thing once, worst
+    // first, its instances below it; a group of one is its finding; the filters keep whole groups.
+    void findingsGrouped()
+    {
+        FindingsModel model;
+        model.setGrouped(true);
+        QAbstractItemModelTester tester(&model);
+        FindingsProxyModel proxy;
+        proxy.setSourceModel(&model);
+        QAbstractItemModelTester proxyTester(&proxy);
+        std::vector<FindingRow> rows;
+        for (const RunDataPtr& run : m_runs.runs()) {
+            for (std::size_t i = 0; i < run->checkpoints.size(); ++i) {
+                for (const ckpt::Finding& finding : run->checkpoints[i].findings)
+                    rows.push_back({run->id, int(i), run->name + QStringLiteral("/") + QString::number(i), finding});
+            }
+        }
+        model.setFindings(rows);
+        int told = 0;
+        int skipped = -1;
+        for (int row = 0; row < model.rowCount(); ++row) {
+            const QModelIndex group = model.index(row, 0);
+            const int members = group.data(FindingsModel::MemberCountRole).toInt();
+            told += members;
+            QCOMPARE(model.rowCount(group), members > 1 ? members : 0);
+            for (int child = 0; child < model.rowCount(group); ++child) {
+                const QModelIndex c = model.index(child, FindingsModel::Rule, group);
+                QCOMPARE(c.data().toString(), model.index(row, FindingsModel::Rule).data().toString());
+                QCOMPARE(c.parent(), group);
+            }
+            if (model.index(row, FindingsModel::Rule).data().toString() == QStringLiteral("scaler.skipped-steps")
+                && model.index(row, FindingsModel::Checkpoint).data().toString().startsWith(QStringLiteral("3 findings: ddp4-mlp/0")))
+                skipped = row;
+        }
+        QCOMPARE(told, int(rows.size())); // every finding told once
+        QVERIFY(model.rowCount() < int(rows.size()));
+        QVERIFY2(skipped >= 0, "ddp4-mlp's three scaler.skipped-steps are one group");
+        QVERIFY(model.index(skipped, FindingsModel::Message).data().toString().endsWith(QStringLiteral("(×3)")));
+        QCOMPARE(model.rowAt(model.index(skipped, 0)).checkpointIndex, 0); // a group jumps to its first checkpoint
+        proxy.sort(FindingsModel::Severity, Qt::DescendingOrder); // as the dock shows them: worst first
+        QCOMPARE(proxy.index(0, FindingsModel::Severity).data().toString(), QStringLiteral("error"));
+
+        proxy.setMinimumSeverity(int(ckpt::Severity::Error));
+        QVERIFY(proxy.rowCount() > 0);
+        for (int row = 0; row < proxy.rowCount(); ++row)
+            QCOMPARE(proxy.index(row, FindingsModel::Severity).data().toString(), QStringLiteral("error"));
+    }
+
     void checkpointFiles()
     {
         CheckpointFilesModel model;

@@ -4,9 +4,13 @@
 #include "ui/palettecolors.h"
 #include "ui/textformat.h"
 
+#include "ckpt/findings/finding_groups.h"
+
 #include <QFileInfo>
 
+#include <algorithm>
 #include <limits>
+#include <map>
 
 namespace {
 
@@ -38,33 +42,135 @@ QString whereText(const ckpt::Finding& finding)
 } // namespace
 
 FindingsModel::FindingsModel(QObject* parent)
-    : QAbstractTableModel(parent)
+    : QAbstractItemModel(parent)
 {
+}
+
+void FindingsModel::setGrouped(bool grouped)
+{
+    if (grouped == m_grouped)
+        return;
+    beginResetModel();
+    m_grouped = grouped;
+    regroup();
+    endResetModel();
 }
 
 void FindingsModel::setFindings(std::vector<FindingRow> rows)
 {
     beginResetModel();
     m_rows = std::move(rows);
+    regroup();
     endResetModel();
+}
+
+// Core's groups, within each run (the same rule in two runs is two groups): the checkpoints in the
+// run's order, so "first ... last" reads along the run.
+void FindingsModel::regroup()
+{
+    m_groups.clear();
+    if (!m_grouped)
+        return;
+    std::map<int, std::vector<int>> byRun;
+    for (std::size_t i = 0; i < m_rows.size(); ++i)
+        byRun[m_rows[i].runId].push_back(static_cast<int>(i));
+    for (const auto& [run, members] : byRun) {
+        std::vector<ckpt::Finding> findings;
+        std::vector<std::string> order;
+        findings.reserve(members.size());
+        for (int m : members) {
+            ckpt::Finding f = m_rows[static_cast<std::size_t>(m)].finding;
+            // the checkpoint a row is about, as the run browser names it, is what a group counts
+            f.checkpoints = {std::to_string(m_rows[static_cast<std::size_t>(m)].checkpointIndex)};
+            findings.push_back(std::move(f));
+        }
+        std::vector<std::pair<int, std::string>> indices;
+        for (int m : members)
+            indices.emplace_back(m_rows[static_cast<std::size_t>(m)].checkpointIndex, std::to_string(m_rows[static_cast<std::size_t>(m)].checkpointIndex));
+        std::sort(indices.begin(), indices.end());
+        for (const auto& [index, name] : indices) {
+            if (order.empty() || order.back() != name)
+                order.push_back(name);
+        }
+        for (const ckpt::FindingGroup& g : ckpt::groupFindings(findings, order)) {
+            Group group;
+            for (std::size_t m : g.members)
+                group.members.push_back(members[m]);
+            if (group.members.size() > 1) {
+                const FindingRow& first = m_rows[static_cast<std::size_t>(group.members.front())];
+                const FindingRow& last = m_rows[static_cast<std::size_t>(group.members.back())];
+                const QString name = first.checkpointName.isEmpty() ? tr("(run)") : first.checkpointName;
+                const QString lastName = last.checkpointName.isEmpty() ? tr("(run)") : last.checkpointName;
+                group.where = name == lastName ? tr("%n times: %1", nullptr, static_cast<int>(group.members.size())).arg(name)
+                                               : tr("%n findings: %1 … %2", nullptr, static_cast<int>(group.members.size())).arg(name, lastName);
+            }
+            m_groups.push_back(std::move(group));
+        }
+    }
+}
+
+int FindingsModel::findingOf(const QModelIndex& index) const
+{
+    if (!m_grouped)
+        return index.row();
+    if (index.internalId() == kTopLevel)
+        return m_groups[static_cast<std::size_t>(index.row())].members.front();
+    return m_groups[static_cast<std::size_t>(index.internalId())].members[static_cast<std::size_t>(index.row())];
+}
+
+const FindingRow& FindingsModel::rowAt(const QModelIndex& index) const
+{
+    return m_rows[static_cast<std::size_t>(findingOf(index))];
+}
+
+QModelIndex FindingsModel::index(int row, int column, const QModelIndex& parent) const
+{
+    if (row < 0 || column < 0 || column >= ColumnCount)
+        return {};
+    if (!parent.isValid())
+        return row < rowCount() ? createIndex(row, column, kTopLevel) : QModelIndex();
+    if (!m_grouped || parent.internalId() != kTopLevel || row >= rowCount(parent))
+        return {};
+    return createIndex(row, column, static_cast<quintptr>(parent.row()));
+}
+
+QModelIndex FindingsModel::parent(const QModelIndex& child) const
+{
+    if (!child.isValid() || child.internalId() == kTopLevel)
+        return {};
+    return createIndex(static_cast<int>(child.internalId()), 0, kTopLevel);
 }
 
 int FindingsModel::rowCount(const QModelIndex& parent) const
 {
-    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+    if (!parent.isValid())
+        return static_cast<int>(m_grouped ? m_groups.size() : m_rows.size());
+    if (!m_grouped || parent.column() != 0 || parent.internalId() != kTopLevel)
+        return 0;
+    // A group of one is its finding: no children.
+    const std::size_t members = m_groups[static_cast<std::size_t>(parent.row())].members.size();
+    return members > 1 ? static_cast<int>(members) : 0;
 }
 
-int FindingsModel::columnCount(const QModelIndex& parent) const
+int FindingsModel::columnCount(const QModelIndex&) const
 {
-    return parent.isValid() ? 0 : ColumnCount;
+    return ColumnCount;
 }
 
 QVariant FindingsModel::data(const QModelIndex& index, int role) const
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid))
         return {};
-    const FindingRow& row = m_rows[static_cast<std::size_t>(index.row())];
+    const FindingRow& row = rowAt(index);
     const ckpt::Finding& finding = row.finding;
+    const Group* group = m_grouped && index.internalId() == kTopLevel ? &m_groups[static_cast<std::size_t>(index.row())] : nullptr;
+    const bool many = group && group->members.size() > 1;
+    if (role == MemberCountRole)
+        return group ? static_cast<int>(group->members.size()) : 1;
+    if (many && role == Qt::DisplayRole && index.column() == Checkpoint)
+        return group->where;
+    if (many && role == Qt::DisplayRole && index.column() == Message)
+        return tr("%1  (×%2)").arg(belowRoot(fromUtf8(finding.message), row.root)).arg(group->members.size());
     switch (role) {
     case SeverityRole:
         return static_cast<int>(finding.severity);
@@ -79,6 +185,8 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const
         // total order, so rows keep their places when a filter changes.
         if (index.column() == Severity)
             return static_cast<qlonglong>(finding.severity) * (qlonglong(1) << 32) + (std::numeric_limits<int>::max() - index.row());
+        if (index.column() == Component) // the recovery guide's order for a loss jump (§10.1)
+            return ckpt::diagnosisRank(finding.component);
         [[fallthrough]];
     case Qt::DisplayRole:
         switch (static_cast<Column>(index.column())) {

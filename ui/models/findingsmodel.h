@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
-// Findings as a table: one row per finding of what is open (or of one checkpoint, on the
-// Overview page), with where it points so a click can jump there.
+// Findings of what is open (or of one checkpoint, on the Overview page), with where each points so
+// a click can jump there: one row per finding, or (grouped, the Findings dock) one row per group of
+// findings that say the same thing (core's ckpt/findings/finding_groups.h) with its instances as
+// children. A group of one is its finding, without children.
 #pragma once
 
 #include "ckpt/findings/finding.h"
 
-#include <QAbstractTableModel>
+#include <QAbstractItemModel>
 
 #include <vector>
 
@@ -17,7 +19,7 @@ struct FindingRow {
     QString root; // the opened run's folder: paths below it are shown relative to it
 };
 
-class FindingsModel final : public QAbstractTableModel {
+class FindingsModel final : public QAbstractItemModel {
     Q_OBJECT
 public:
     enum Column { Severity, Component, Checkpoint, Rule, Where, Message, ColumnCount }; // Message last: it stretches
@@ -27,18 +29,37 @@ public:
         ComponentRole,       // int: ckpt::Component
         RunIdRole,           // int
         CheckpointIndexRole, // int
+        MemberCountRole,     // int: the findings a row stands for (1 for a finding)
     };
 
     explicit FindingsModel(QObject* parent = nullptr);
 
+    /// Grouped: one top-level row per group, sorted by severity then the recovery guide's order.
+    void setGrouped(bool grouped);
+    bool grouped() const { return m_grouped; }
     void setFindings(std::vector<FindingRow> rows);
-    const FindingRow& rowAt(int row) const { return m_rows[static_cast<std::size_t>(row)]; }
+    /// The finding a row stands for: a group's first instance (oldest checkpoint first).
+    const FindingRow& rowAt(const QModelIndex& index) const;
+    const FindingRow& rowAt(int row) const { return rowAt(index(row, 0)); }
 
+    QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
+    QModelIndex parent(const QModelIndex& child) const override;
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
+    struct Group {
+        std::vector<int> members; // into m_rows, oldest checkpoint first
+        QString where;            // "3 checkpoints: a ... b"
+    };
+    void regroup();
+    // The finding of a top-level row (flat: that finding; grouped: the group's first) or of a child.
+    int findingOf(const QModelIndex& index) const;
+    static constexpr quintptr kTopLevel = ~quintptr(0);
+
     std::vector<FindingRow> m_rows;
+    bool m_grouped = false;
+    std::vector<Group> m_groups;
 };
