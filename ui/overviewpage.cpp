@@ -50,7 +50,11 @@ QString summaryText(const RunData& run, const RunCheckpointData& checkpoint)
         parts.append(OverviewPage::tr("<b>unreadable</b>: %1").arg(checkpoint.stateError.toHtmlEscaped()));
     if (!run.audited && !run.auditNote.isEmpty())
         parts.append(OverviewPage::tr("not audited: %1").arg(run.auditNote.toHtmlEscaped()));
-    return parts.join(QStringLiteral(" · "));
+    QString text = parts.join(QStringLiteral(" · "));
+    // The checkpoint's verdict first thing under its name, as ckpt check opens with it.
+    if (checkpoint.scanned && checkpoint.stateError.isEmpty())
+        text += QStringLiteral("<br>") + verdictText(checkpoint.findings, 1).toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>"));
+    return text;
 }
 
 } // namespace

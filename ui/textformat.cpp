@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "ui/textformat.h"
 
+#include "ckpt/findings/finding_groups.h"
+#include "ckpt/rules/rule_catalogue.h"
+
 #include <QDir>
 #include <QFileInfo>
 
@@ -67,4 +70,13 @@ QString checkpointFileBase(const QString& checkpointPath, const QStringList& fil
 QString nameInCheckpoint(const QString& base, const QString& file)
 {
     return QDir(base).relativeFilePath(QFileInfo(file).absoluteFilePath());
+}
+
+QString verdictText(const std::vector<ckpt::Finding>& findings, std::size_t checkpoints, const std::vector<std::string>& order)
+{
+    const ckpt::Verdict verdict = ckpt::verdictOf(findings, ckpt::groupFindings(findings, order), checkpoints, ckpt::ruleCatalogue().size());
+    QString text = QStringLiteral("Verdict: ") + fromUtf8(verdict.headline);
+    for (const auto& line : verdict.lines)
+        text += QStringLiteral("\n  ") + fromUtf8(line);
+    return text;
 }

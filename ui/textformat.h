@@ -13,6 +13,7 @@
 #include <vector>
 
 namespace ckpt {
+struct Finding;
 struct TensorInfo;
 }
 
@@ -47,3 +48,8 @@ QString nameInCheckpoint(const QString& base, const QString& file);
 
 /// "optimizer.pt: global_step": the file's name and the key path inside it.
 QString formatProvenance(const ckpt::Provenance& from);
+
+/// The verdict the CLI and the reports open with (core's verdictOf), as plain text: "Verdict:
+/// nothing inconsistent found (86 rules over 4 checkpoints); ..." or the errors and warnings one
+/// line each. `order` names the checkpoints oldest first, for "first ... last".
+QString verdictText(const std::vector<ckpt::Finding>& findings, std::size_t checkpoints, const std::vector<std::string>& order = {});

@@ -55,6 +55,9 @@ private slots:
         QVERIFY(window.selectTab(QStringLiteral("timeline")));
         TimelinePage* page = window.checkpointView()->timelinePage();
         QTRY_COMPARE(page->resumeList()->count(), 1);
+        // the run's verdict first, as ckpt check and the report open with it (a pair's finding once)
+        QVERIFY2(page->headline().startsWith(QStringLiteral("Verdict: ")) && page->headline().contains(QStringLiteral(" error")),
+                 qPrintable(page->headline()));
         QVERIFY(page->resumeList()->item(0)->text().startsWith(QStringLiteral("Resume at step 200: checkpoint-0000200 → checkpoint-0000300")));
         QVERIFY(page->stripNames().size() >= 5);
         // the band is drawn in every row (the loss and each strip); the top one takes the click
@@ -127,6 +130,7 @@ private slots:
         QTRY_VERIFY(!page->stripNames().isEmpty());
         QCOMPARE(page->resumeList()->count(), 0);
         QVERIFY(page->resumeList()->isHidden());
+        QVERIFY2(page->headline().startsWith(QStringLiteral("Verdict: nothing inconsistent found")), qPrintable(page->headline()));
     }
 };
 

@@ -7,6 +7,7 @@
 #include "ui/plots/plotmath.h"
 #include "ui/plots/plotstyle.h"
 #include "ui/plots/qcustomplotfence.h"
+#include "ui/textformat.h"
 
 #include "ckpt/frameworks/framework_registry.h"
 
@@ -19,13 +20,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <tuple>
 
 namespace {
-
-QString fromUtf8(const std::string& s)
-{
-    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
-}
 
 QString baseName(const std::string& path)
 {
@@ -110,6 +108,11 @@ void TimelinePage::activateResume(int index)
     emit compareRequested(fromUtf8(r.before), fromUtf8(r.after), fromUtf8(r.firstComponent));
 }
 
+QString TimelinePage::headline() const
+{
+    return m_headline->text();
+}
+
 void TimelinePage::placeCheckpointLabels()
 {
     if (!m_top || m_tags.empty())
@@ -167,14 +170,29 @@ void TimelinePage::rebuild()
         return c;
     }();
 
-    // headline and the list of resume points
+    // headline (the run's verdict, as ckpt check and the report open with it) and the resume points
+    QString verdict;
+    if (m_run) {
+        // A pair's finding is listed under both of its checkpoints: counted once here, as ckpt check does.
+        std::vector<ckpt::Finding> findings = m_run->runFindings;
+        std::set<std::tuple<std::string, std::string, std::vector<std::string>>> seen;
+        std::vector<std::string> order;
+        for (const auto& c : m_run->checkpoints) {
+            for (const ckpt::Finding& f : c.findings) {
+                if (seen.insert({f.rule, f.message, f.checkpoints}).second)
+                    findings.push_back(f);
+            }
+            order.push_back(c.info.path);
+        }
+        verdict = verdictText(findings, m_run->checkpoints.size(), order) + QLatin1Char('\n');
+    }
     if (t.resumes.empty()) {
-        m_headline->setText(tr("No resume point: the logs, the probes and each pair of consecutive checkpoints agree (%n checkpoint(s)).",
-                               nullptr, static_cast<int>(t.checkpoints.size())));
+        m_headline->setText(verdict + tr("No resume point: the logs, the probes and each pair of consecutive checkpoints agree (%n checkpoint(s)).",
+                                         nullptr, static_cast<int>(t.checkpoints.size())));
         m_resumes->hide();
     } else {
-        m_headline->setText(tr("%n resume point(s). Click a band (or activate a row) to compare the checkpoints on both sides.",
-                               nullptr, static_cast<int>(t.resumes.size())));
+        m_headline->setText(verdict + tr("%n resume point(s). Click a band (or activate a row) to compare the checkpoints on both sides.",
+                                         nullptr, static_cast<int>(t.resumes.size())));
         for (std::size_t i = 0; i < t.resumes.size(); ++i) {
             const auto& r = t.resumes[i];
             QString tip;

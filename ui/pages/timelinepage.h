@@ -36,6 +36,8 @@ public:
     QCustomPlot* plot() const { return m_plot; }
     /// Strips drawn under the loss (in order), for tests.
     QStringList stripNames() const { return m_stripNames; }
+    /// The text above the plot: the run's verdict, then the resume points' summary.
+    QString headline() const;
     bool savePng(const QString& path, int width, int height);
 
 Q_SIGNALS:
