@@ -7,6 +7,8 @@ BUILD="cmake ninja-build g++ pkg-config qt6-base-dev libqcustomplot-dev nlohmann
 TEST="python3-torch python3-numpy python3-yaml xvfb xauth imagemagick xxhash libgl1-mesa-dri"
 # Packaging tests: cpack -G DEB with dpkg-shlibdeps, and validating the desktop integration files.
 TEST="$TEST appstream desktop-file-utils dpkg-dev file shared-mime-info"
+# The HTML report rendered in a real browser (tests/ui/tst_timelinepage.cpp reportRendersInChromium).
+TEST="$TEST chromium"
 # Launcher tests (tests/ui/tst_launchers.cpp): an sshd on 127.0.0.1 and a one-node Slurm with munge.
 TEST="$TEST openssh-server openssh-client slurm-wlm munge"
 # The fuzz preset only (packaging/install-deps.sh fuzz): clang with libFuzzer and the sanitizers.
