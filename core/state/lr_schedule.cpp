@@ -13,16 +13,6 @@
 namespace ckpt {
 namespace {
 
-using detail::attributeOf;
-using detail::closeTo;
-using detail::display;
-using detail::formatNumber;
-using detail::formatNumbers;
-using detail::integerOf;
-using detail::isDict;
-using detail::isSequence;
-using detail::numberOf;
-using detail::numbersOf;
 using detail::kMaxNesting;
 
 // Keys every LRScheduler carries, or that a kind shows in its own way: not listed as hyperparameters.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "ckpt/state/lr_schedule.h"
+#include "lr_schedule_values.h"
 
 #include <optional>
 #include <string>
@@ -15,6 +16,18 @@ namespace detail {
 constexpr int kMaxNesting = 8;        // SequentialLR inside SequentialLR...: a hostile cycle stops here
 constexpr int kMaxSchedulers = 1000;  // and a hostile fan-out (a list holding the same dict many times)
 } // namespace detail
+
+// The graph readers the builder's methods use (lr_schedule_values.h), in both of its files.
+using detail::attributeOf;
+using detail::closeTo;
+using detail::display;
+using detail::formatNumber;
+using detail::formatNumbers;
+using detail::integerOf;
+using detail::isDict;
+using detail::isSequence;
+using detail::numberOf;
+using detail::numbersOf;
 
 // LrSchedule's friend: it sets the schedule's private parameters.
 struct LrScheduleBuilder {

@@ -10,20 +10,6 @@
 #include <stdexcept>
 
 namespace ckpt {
-namespace {
-
-using detail::attributeOf;
-using detail::closeTo;
-using detail::display;
-using detail::formatNumber;
-using detail::formatNumbers;
-using detail::integerOf;
-using detail::isDict;
-using detail::isSequence;
-using detail::numberOf;
-using detail::numbersOf;
-
-} // namespace
 
 // The fields under their current names or the aliases older checkpoints use; the LR at warmup's
 // start (args.lr_warmup_init) is not saved: the reader of the args passes it as init_lr.

@@ -4,6 +4,7 @@
 #include "ui/copyaction.h"
 #include "ui/palettecolors.h"
 #include "ui/plots/plotcolors.h"
+#include "ui/plots/markerlabels.h"
 #include "ui/plots/plotmath.h"
 #include "ui/plots/plotstyle.h"
 #include "ui/plots/qcustomplotfence.h"
@@ -13,7 +14,6 @@
 
 #include <QEvent>
 #include <QFileInfo>
-#include <QFontMetricsF>
 #include <QLabel>
 #include <QListWidget>
 #include <QVBoxLayout>
@@ -115,27 +115,8 @@ QString TimelinePage::headline() const
 
 void TimelinePage::placeCheckpointLabels()
 {
-    if (!m_top || m_tags.empty())
-        return;
-    const QCPAxis* x = m_top->axis(QCPAxis::atBottom);
-    std::vector<PlotMath::MarkerLabel> labels;
-    labels.reserve(m_tags.size());
-    for (const CheckpointTag& t : m_tags) {
-        const QFontMetricsF metrics(t.item->font());
-        const double padding = t.item->padding().left() + t.item->padding().right();
-        labels.push_back({x->coordToPixel(t.step), metrics.horizontalAdvance(t.full) + padding, metrics.horizontalAdvance(t.brief) + padding,
-                          t.important});
-    }
-    const auto placed = PlotMath::layoutMarkerLabels(labels, m_top->left(), m_top->right());
-    for (std::size_t i = 0; i < m_tags.size(); ++i) {
-        QCPItemText* item = m_tags[i].item;
-        item->setVisible(placed[i].form != PlotMath::LabelForm::Hidden);
-        item->setText(placed[i].form == PlotMath::LabelForm::Short ? m_tags[i].brief : m_tags[i].full);
-        const Qt::Alignment h = placed[i].align == PlotMath::LabelAlign::Left    ? Qt::AlignLeft
-                              : placed[i].align == PlotMath::LabelAlign::Right ? Qt::AlignRight
-                                                                               : Qt::AlignHCenter;
-        item->setPositionAlignment(Qt::AlignTop | h);
-    }
+    if (m_top)
+        layOutMarkerTexts(m_tags, *m_top->axis(QCPAxis::atBottom), m_top->left(), m_top->right());
 }
 
 void TimelinePage::rebuild()

@@ -8,6 +8,7 @@
 // list) asks for the compare view of the checkpoints on both sides, with the first differing part.
 #pragma once
 
+#include "ui/plots/markerlabels.h"
 #include "ui/rundata.h"
 
 #include <QWidget>
@@ -16,7 +17,6 @@
 
 class QCustomPlot;
 class QCPAxisRect;
-class QCPItemText;
 class QLabel;
 class QListWidget;
 
@@ -62,12 +62,6 @@ private:
     QListWidget* m_resumes;
     QCustomPlot* m_plot;
     QStringList m_stripNames;
-    struct CheckpointTag {
-        QCPItemText* item = nullptr;
-        QString full, brief; // "300 latest best", "300"
-        double step = 0;
-        bool important = false; // the current checkpoint, latest or best
-    };
-    std::vector<CheckpointTag> m_tags;
+    std::vector<MarkerText> m_tags;
     QCPAxisRect* m_top = nullptr;
 };

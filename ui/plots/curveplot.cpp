@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "ui/plots/curveplot.h"
 
+#include "ui/plots/markerlabels.h"
 #include "ui/plots/plotcolors.h"
 #include "ui/plots/plotstyle.h"
 #include "ui/plots/plottitle.h"
 #include "ui/plots/qcustomplotfence.h"
 
 #include <QEvent>
-#include <QFontMetricsF>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -196,29 +196,8 @@ void CurvePlot::fit()
 
 void CurvePlot::placeMarkerLabels()
 {
-    // Shown in full, shortened to the step or hidden so that no two overlap at this width and zoom
-    // (PlotMath::layoutMarkerLabels); run after each layout.
-    if (m_tags.empty())
-        return;
-    QCPAxisRect* rect = m_plot->axisRect();
-    std::vector<PlotMath::MarkerLabel> labels;
-    labels.reserve(m_tags.size());
-    for (const MarkerTag& t : m_tags) {
-        const QFontMetricsF metrics(t.item->font());
-        const double padding = t.item->padding().left() + t.item->padding().right();
-        labels.push_back({m_plot->xAxis->coordToPixel(t.step), metrics.horizontalAdvance(t.full) + padding,
-                          metrics.horizontalAdvance(t.brief) + padding, t.important});
-    }
-    const auto placed = PlotMath::layoutMarkerLabels(labels, rect->left(), rect->right());
-    for (std::size_t i = 0; i < m_tags.size(); ++i) {
-        QCPItemText* item = m_tags[i].item;
-        item->setVisible(placed[i].form != PlotMath::LabelForm::Hidden);
-        item->setText(placed[i].form == PlotMath::LabelForm::Short ? m_tags[i].brief : m_tags[i].full);
-        const Qt::Alignment h = placed[i].align == PlotMath::LabelAlign::Left    ? Qt::AlignLeft
-                              : placed[i].align == PlotMath::LabelAlign::Right ? Qt::AlignRight
-                                                                               : Qt::AlignHCenter;
-        item->setPositionAlignment(Qt::AlignTop | h);
-    }
+    const QCPAxisRect* rect = m_plot->axisRect();
+    layOutMarkerTexts(m_tags, *m_plot->xAxis, rect->left(), rect->right());
 }
 
 void CurvePlot::setMessage(const QString& text)

@@ -3,6 +3,7 @@
 // vertical lines, drag to pan, wheel to zoom, double-click to fit, export to PNG/PDF.
 #pragma once
 
+#include "ui/plots/markerlabels.h"
 #include "ui/plots/plotmath.h"
 
 #include <QStringList>
@@ -11,7 +12,6 @@
 #include <vector>
 
 class QCustomPlot;
-class QCPItemText;
 class QCPGraph;
 
 class CurvePlot final : public QWidget {
@@ -71,12 +71,6 @@ private:
     QCustomPlot* m_plot;
     std::vector<CurveInfo> m_curves;
     std::vector<double> m_markers;
-    struct MarkerTag {
-        QCPItemText* item = nullptr;
-        QString full, brief; // the checkpoint's name, its step alone
-        double step = 0;
-        bool important = false; // the current checkpoint
-    };
-    std::vector<MarkerTag> m_tags;
+    std::vector<MarkerText> m_tags; // the checkpoints' names, laid out after every layout
     QString m_messageText;
 };

@@ -27,6 +27,14 @@ void markMegatronDistributed(CheckpointLayout& out, std::string folder)
     out.storage = StateStorage::MegatronDistributed;
 }
 
+CheckpointLayout megatronDistFolderLayout(CheckpointLayout out, Layout layout, const FolderListing& folder)
+{
+    out.layout = layout;
+    markMegatronDistributed(out, folder.path);
+    markMegatronDistCompleteness(out, folder.has("metadata.json"));
+    return out;
+}
+
 bool isMegatronDistFolder(const FolderListing& folder)
 {
     return folder.has(".metadata") && (folder.has("metadata.json") || folder.has("common.pt") || isMegatronIterationName(folder.base));
@@ -119,13 +127,9 @@ public:
         if (megatronFiles)
             return Recognition{0.99, "mp_rank_TT folders with model_optim_rng.pt (Megatron-LM's legacy save)", legacyLayout(listed, rankDirs)};
         // Megatron-LM's iter_N/ of Megatron-core's torch_dist files.
-        if (isMegatronDistFolder(folder) && isMegatronIterationName(folder.base)) {
-            CheckpointLayout out = listed;
-            out.layout = Layout::Megatron;
-            markMegatronDistributed(out, folder.path);
-            markMegatronDistCompleteness(out, folder.has("metadata.json"));
-            return Recognition{0.97, "an iter_N folder of Megatron-core's distributed checkpoint (.metadata)", std::move(out)};
-        }
+        if (isMegatronDistFolder(folder) && isMegatronIterationName(folder.base))
+            return Recognition{0.97, "an iter_N folder of Megatron-core's distributed checkpoint (.metadata)",
+                               megatronDistFolderLayout(listed, Layout::Megatron, folder)};
         return std::nullopt;
     }
 };

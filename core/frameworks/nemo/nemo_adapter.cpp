@@ -142,13 +142,9 @@ public:
         if (fs::is_directory(fs::path(folder.path) / "weights", ec) && fs::exists(fs::path(folder.path) / "weights" / ".metadata", ec))
             return Recognition{0.98, "weights/ with Megatron-core's .metadata beside context/ (NeMo 2.0)", nemo2Layout(listed)};
         // NeMo 1.x's checkpoint folders of Megatron-core's torch_dist files (named by the callback, not iter_N).
-        if (isMegatronDistFolder(folder) && !isMegatronIterationName(folder.base)) {
-            CheckpointLayout out = listed;
-            out.layout = Layout::Nemo;
-            markMegatronDistributed(out, folder.path);
-            markMegatronDistCompleteness(out, folder.has("metadata.json"));
-            return Recognition{0.97, "a Megatron-core distributed checkpoint (.metadata) named by NeMo's checkpoint callback", std::move(out)};
-        }
+        if (isMegatronDistFolder(folder) && !isMegatronIterationName(folder.base))
+            return Recognition{0.97, "a Megatron-core distributed checkpoint (.metadata) named by NeMo's checkpoint callback",
+                               megatronDistFolderLayout(listed, Layout::Nemo, folder)};
         return std::nullopt;
     }
 
