@@ -60,12 +60,22 @@ FindingsPanel::FindingsPanel(QWidget* parent)
     m_view->header()->setResizeContentsPrecision(32);
     m_view->header()->resizeSection(FindingsModel::Rule, 200);
     m_view->header()->resizeSection(FindingsModel::Where, 260);
-    connect(m_view, &QTreeView::activated, this, [this](const QModelIndex& index) {
-        emit findingActivated(m_model->rowAt(m_proxy->mapToSource(index)));
-    });
-    connect(m_view, &QTreeView::clicked, this, [this](const QModelIndex& index) {
-        emit findingActivated(m_model->rowAt(m_proxy->mapToSource(index)));
-    });
+    auto activate = [this](const QModelIndex& index) {
+        const QModelIndex source = m_proxy->mapToSource(index);
+        const FindingRow& first = m_model->rowAt(source);
+        emit findingActivated(first);
+        const auto members = m_model->membersOf(source);
+        if (members.size() < 2)
+            return;
+        QList<int> checkpoints;
+        for (const FindingRow* m : members) {
+            if (m->checkpointIndex >= 0 && !checkpoints.contains(m->checkpointIndex))
+                checkpoints.append(m->checkpointIndex);
+        }
+        emit groupActivated(first.runId, checkpoints);
+    };
+    connect(m_view, &QTreeView::activated, this, activate);
+    connect(m_view, &QTreeView::clicked, this, activate);
 
     auto* top = new QHBoxLayout;
     top->addWidget(m_severity);

@@ -29,6 +29,9 @@ public:
 
 signals:
     void findingActivated(const FindingRow& row);
+    /// After findingActivated for a group of several: the checkpoints of all its instances, so the
+    /// run browser can select them together.
+    void groupActivated(int runId, const QList<int>& checkpointIndices);
 
 private:
     void updateCount();

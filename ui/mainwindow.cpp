@@ -150,6 +150,7 @@ void MainWindow::createDocks()
     findings->setWidget(m_findings);
     addDockWidget(Qt::BottomDockWidgetArea, findings);
     connect(m_findings, &FindingsPanel::findingActivated, this, &MainWindow::jumpTo);
+    connect(m_findings, &FindingsPanel::groupActivated, m_browser, &RunBrowser::selectAlso);
 
     // Resume validation replays the next update in a separate process (ckpt-validate), so it
     // sits beside the findings rather than in the checkpoint view: it is an action, not a view.

@@ -90,6 +90,17 @@ void RunBrowser::selectCheckpoint(int runId, int index)
     m_view->scrollTo(target);
 }
 
+void RunBrowser::selectAlso(int runId, const QList<int>& indices)
+{
+    QItemSelection rows;
+    for (const int index : indices) {
+        const QModelIndex target = m_model->checkpointIndex(runId, index);
+        if (target.isValid())
+            rows.select(target, target);
+    }
+    m_view->selectionModel()->select(rows, QItemSelectionModel::Select | QItemSelectionModel::Rows);
+}
+
 void RunBrowser::revealCheckpoint(int runId, int index)
 {
     const QModelIndex target = m_model->checkpointIndex(runId, index);

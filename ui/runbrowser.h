@@ -19,6 +19,9 @@ public:
 
     /// Makes checkpoint `index` of run `runId` current (and shows it through checkpointSelected).
     void selectCheckpoint(int runId, int index);
+    /// Adds these checkpoints of run `runId` to the selection, the current one unchanged (a
+    /// findings group's checkpoints).
+    void selectAlso(int runId, const QList<int>& indices);
     /// Makes checkpoint `index` of run `runId` current and scrolls to it, keeping the selection
     /// when it already holds that checkpoint (the two picked for comparing stay selected).
     void revealCheckpoint(int runId, int index);

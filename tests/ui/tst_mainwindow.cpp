@@ -365,6 +365,25 @@ private slots:
             QVERIFY(where.data(Qt::ToolTipRole).toString().contains(samples("broken/hash-mismatch/checkpoint-0000300/optimizer.pt")));
         }
         QVERIFY(sawHashMismatch);
+        // A group of several (the same finding at several checkpoints) selects all of them in the run
+        // browser, its first current (issue 42).
+        int group = -1;
+        for (int row = 0; row < panel->proxy()->rowCount() && group < 0; ++row) {
+            if (panel->proxy()->index(row, 0).data(FindingsModel::MemberCountRole).toInt() > 1
+                && panel->proxy()->index(row, FindingsModel::Checkpoint).data().toString().contains(QStringLiteral("ddp4-mlp")))
+                group = row;
+        }
+        QVERIFY2(group >= 0, "no group of several findings in ddp4-mlp");
+        emit panel->view()->activated(panel->proxy()->index(group, FindingsModel::Message));
+        const RunDataPtr ddp = runNamed(QStringLiteral("ddp4-mlp"));
+        QItemSelectionModel* browserSelection = m_window->runBrowser()->view()->selectionModel();
+        int selected = 0;
+        for (std::size_t i = 0; i < ddp->checkpoints.size(); ++i) {
+            const QModelIndex c = m_window->runModel()->checkpointIndex(ddp->id, int(i));
+            selected += browserSelection->isRowSelected(c.row(), c.parent());
+        }
+        QCOMPARE(selected, panel->proxy()->index(group, 0).data(FindingsModel::MemberCountRole).toInt());
+        QCOMPARE(m_window->runBrowser()->view()->currentIndex(), m_window->runModel()->checkpointIndex(ddp->id, 0));
         panel->severityFilter()->setCurrentIndex(panel->severityFilter()->findData(int(ckpt::Severity::Error)));
         FindingsProxyModel* proxy = panel->proxy();
         QVERIFY(proxy->rowCount() > 0);
@@ -389,6 +408,7 @@ private slots:
         QCOMPARE(current.siblingAtColumn(CheckpointFilesModel::File).data().toString(), QStringLiteral("optimizer.pt"));
         QCOMPARE(current.siblingAtColumn(CheckpointFilesModel::Audit).data().toString(), QStringLiteral("integrity.hash-mismatch"));
         panel->severityFilter()->setCurrentIndex(0);
+
     }
 
     void copyAndKeyboard()

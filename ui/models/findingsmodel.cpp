@@ -123,6 +123,16 @@ const FindingRow& FindingsModel::rowAt(const QModelIndex& index) const
     return m_rows[static_cast<std::size_t>(findingOf(index))];
 }
 
+std::vector<const FindingRow*> FindingsModel::membersOf(const QModelIndex& index) const
+{
+    if (!m_grouped || index.internalId() != kTopLevel)
+        return {&rowAt(index)};
+    std::vector<const FindingRow*> out;
+    for (int m : m_groups[static_cast<std::size_t>(index.row())].members)
+        out.push_back(&m_rows[static_cast<std::size_t>(m)]);
+    return out;
+}
+
 QModelIndex FindingsModel::index(int row, int column, const QModelIndex& parent) const
 {
     if (row < 0 || column < 0 || column >= ColumnCount)

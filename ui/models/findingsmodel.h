@@ -41,6 +41,8 @@ public:
     /// The finding a row stands for: a group's first instance (oldest checkpoint first).
     const FindingRow& rowAt(const QModelIndex& index) const;
     const FindingRow& rowAt(int row) const { return rowAt(index(row, 0)); }
+    /// Every finding a row stands for: a group's instances, oldest checkpoint first, or the one.
+    std::vector<const FindingRow*> membersOf(const QModelIndex& index) const;
 
     QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
     QModelIndex parent(const QModelIndex& child) const override;
