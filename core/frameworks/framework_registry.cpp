@@ -92,6 +92,12 @@ Layout layoutFromFileName(const std::string& path)
     return best;
 }
 
+bool listedThroughAnother(const std::string& folder)
+{
+    return std::any_of(frameworkAdapters().begin(), frameworkAdapters().end(),
+                       [&](const FrameworkAdapter* a) { return a->listedThroughAnother(folder); });
+}
+
 std::string unfinishedSaveReason(const std::string& path)
 {
     for (const FrameworkAdapter* a : frameworkAdapters()) {
@@ -110,6 +116,7 @@ std::optional<double> FrameworkAdapter::claimFileName(const std::string&) const 
 std::optional<int64_t> FrameworkAdapter::saveIndexFromName(const std::string&) const { return std::nullopt; }
 std::optional<ContentClaim> FrameworkAdapter::recogniseContent(const ContentProbe&) const { return std::nullopt; }
 std::string FrameworkAdapter::unfinishedSaveBeside(const std::string&) const { return {}; }
+bool FrameworkAdapter::listedThroughAnother(const std::string&) const { return false; }
 std::vector<NamedFact> FrameworkAdapter::factsFromNames(const CheckpointLayout&) const { return {}; }
 
 bool FolderListing::has(std::string_view name) const { return std::binary_search(files.begin(), files.end(), name); }

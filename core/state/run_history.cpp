@@ -219,13 +219,9 @@ void collect(RunHistory& h, const fs::path& dir, int depth)
         if (name == "probes" && e.is_directory(ec))
             continue;
         if (e.is_directory(ec)) {
-            // NeMo 1.x's mp_rank_TT/ folders hold one rank's file of each checkpoint: the files of rank
-            // folder 0 stand for all ranks (detectLayout reads them together).
-            if (const auto rank = nemoRankFolder(name); rank && (rank->first != 0 || rank->second != 0)) {
-                const fs::path first = dir / (name.starts_with("mp_rank_") ? "mp_rank_00" : "tp_rank_00_pp_rank_000");
-                if (fs::is_directory(first, ec))
-                    continue;
-            }
+            // A model-parallel rank's folder whose checkpoints rank 0's folder stands for (the adapters say).
+            if (listedThroughAnother(e.path().string()))
+                continue;
             CheckpointLayout layout;
             try {
                 layout = detectLayout(e.path().string());

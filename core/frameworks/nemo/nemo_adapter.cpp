@@ -4,6 +4,7 @@
 #include "ckpt/frameworks/framework_adapter.h"
 #include "../file_roles.h"
 #include "../megatron/megatron_dist.h"
+#include "nemo_names.h"
 #include "ckpt/formats/key_path.h"
 
 #include <algorithm>
@@ -13,7 +14,7 @@
 
 namespace fs = std::filesystem;
 
-namespace ckpt {
+namespace ckpt::frameworks {
 
 std::optional<std::pair<int, int>> nemoRankFolder(const std::string& name)
 {
@@ -39,7 +40,6 @@ std::string nemoUnfinishedMarker(const std::string& checkpoint)
     return s + "-unfinished";
 }
 
-namespace frameworks {
 namespace {
 
 // NeMo 1.x with tensor or pipeline parallelism (NVIDIA/NeMo@8cfedd72 nemo/collections/nlp/parts/
@@ -194,6 +194,19 @@ public:
         return {NamedFact{"data", "consumed_samples", m[1].str(), "(file name)"}};
     }
 
+    // NeMo 1.x's mp_rank_TT/ folders hold one rank's file of each checkpoint: the files of rank
+    // folder 0 stand for all ranks (recogniseFile reads them together).
+    bool listedThroughAnother(const std::string& folder) const override
+    {
+        const fs::path dir(folder);
+        const std::string name = dir.filename().string();
+        const auto rank = nemoRankFolder(name);
+        if (!rank || (rank->first == 0 && rank->second == 0))
+            return false;
+        std::error_code ec;
+        return fs::is_directory(dir.parent_path() / (name.starts_with("mp_rank_") ? "mp_rank_00" : "tp_rank_00_pp_rank_000"), ec);
+    }
+
     std::string unfinishedSaveBeside(const std::string& checkpoint) const override
     {
         std::error_code ec;
@@ -212,5 +225,4 @@ const FrameworkAdapter& nemoAdapter()
     return adapter;
 }
 
-} // namespace frameworks
-} // namespace ckpt
+} // namespace ckpt::frameworks

@@ -2,6 +2,7 @@
 // A .nemo file: NeMo's final model. See README.md beside this file.
 #include "ckpt/frameworks/framework_adapter.h"
 #include "../file_roles.h"
+#include "../nemo/nemo_names.h"
 #include "ckpt/io/archive_path.h"
 #include "ckpt/io/errors.h"
 

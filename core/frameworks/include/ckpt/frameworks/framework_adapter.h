@@ -137,6 +137,9 @@ public:
     virtual std::optional<int64_t> saveIndexFromName(const std::string& base) const;
     /// A single pickled file by its top-level keys, once it has been opened.
     virtual std::optional<ContentClaim> recogniseContent(const ContentProbe&) const;
+    /// A folder met while listing a run whose checkpoints another folder already stands for (NeMo
+    /// 1.x's mp_rank_01/ beside mp_rank_00/): not listed on its own.
+    virtual bool listedThroughAnother(const std::string& folder) const;
     /// Counters and facts the framework keeps only in the checkpoint's file names.
     virtual std::vector<NamedFact> factsFromNames(const CheckpointLayout&) const;
     /// Why the save of `checkpoint` did not finish, from a marker the framework leaves beside it

@@ -22,6 +22,9 @@ inline const FrameworkConventions& conventionsOf(Layout layout) { return framewo
 /// adapter claims it).
 Layout layoutFromFileName(const std::string& path);
 
+/// Whether a folder met while listing a run is stood for by another (an adapter's listedThroughAnother).
+bool listedThroughAnother(const std::string& folder);
+
 /// Why the save of the checkpoint at `path` did not finish, by a marker a framework leaves beside
 /// it while saving; empty when there is none.
 std::string unfinishedSaveReason(const std::string& path);
