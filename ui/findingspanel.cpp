@@ -100,11 +100,12 @@ void FindingsPanel::setFindings(std::vector<FindingRow> rows)
 
 void FindingsPanel::updateCount()
 {
-    // Findings, not rows: a group row stands for all of its instances.
+    // Findings, not rows: a group row stands for all of its instances, and a pair's finding listed
+    // under both of its checkpoints is one (as ckpt check counts it).
     auto findings = [](const QAbstractItemModel* model) {
         int n = 0;
         for (int row = 0; row < model->rowCount(); ++row)
-            n += model->index(row, 0).data(FindingsModel::MemberCountRole).toInt();
+            n += model->index(row, 0).data(FindingsModel::FindingCountRole).toInt();
         return n;
     };
     const int shown = findings(m_proxy), total = findings(m_model), groups = m_proxy->rowCount();

@@ -199,6 +199,18 @@ private slots:
         QVERIFY2(skipped >= 0, "ddp4-mlp's three scaler.skipped-steps are one group");
         QVERIFY(model.index(skipped, FindingsModel::Message).data().toString().endsWith(QStringLiteral("(×3)")));
         QCOMPARE(model.rowAt(model.index(skipped, 0)).checkpointIndex, 0); // a group jumps to its first checkpoint
+        // A pair's finding, listed under both of its checkpoints, is one finding about the pair.
+        int pair = -1;
+        for (int row = 0; row < model.rowCount(); ++row) {
+            if (model.index(row, FindingsModel::Rule).data().toString() == QStringLiteral("scheduler.step-delta"))
+                pair = row;
+        }
+        QVERIFY(pair >= 0);
+        QCOMPARE(model.index(pair, FindingsModel::Checkpoint).data().toString(),
+                 QStringLiteral("pair: scheduler-stepped-twice/0 → scheduler-stepped-twice/1"));
+        QCOMPARE(model.index(pair, 0).data(FindingsModel::FindingCountRole).toInt(), 1);
+        QCOMPARE(model.index(pair, 0).data(FindingsModel::MemberCountRole).toInt(), 2);
+        QVERIFY(!model.index(pair, FindingsModel::Message).data().toString().contains(QStringLiteral("(×")));
         proxy.sort(FindingsModel::Severity, Qt::DescendingOrder); // as the dock shows them: worst first
         QCOMPARE(proxy.index(0, FindingsModel::Severity).data().toString(), QStringLiteral("error"));
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 
 namespace {
 
@@ -96,13 +97,22 @@ void FindingsModel::regroup()
             Group group;
             for (std::size_t m : g.members)
                 group.members.push_back(members[m]);
+            std::set<std::pair<std::string, std::vector<std::string>>> seen;
+            for (int m : group.members) {
+                const ckpt::Finding& f = m_rows[static_cast<std::size_t>(m)].finding;
+                seen.insert({f.message, f.checkpoints});
+            }
+            group.distinct = static_cast<int>(seen.size());
             if (group.members.size() > 1) {
                 const FindingRow& first = m_rows[static_cast<std::size_t>(group.members.front())];
                 const FindingRow& last = m_rows[static_cast<std::size_t>(group.members.back())];
                 const QString name = first.checkpointName.isEmpty() ? tr("(run)") : first.checkpointName;
                 const QString lastName = last.checkpointName.isEmpty() ? tr("(run)") : last.checkpointName;
-                group.where = name == lastName ? tr("%n times: %1", nullptr, static_cast<int>(group.members.size())).arg(name)
-                                               : tr("%n findings: %1 … %2", nullptr, static_cast<int>(group.members.size())).arg(name, lastName);
+                if (group.distinct == 1) // one finding about a pair, listed under each of its checkpoints
+                    group.where = tr("pair: %1 → %2").arg(name, lastName);
+                else
+                    group.where = name == lastName ? tr("%n times: %1", nullptr, group.distinct).arg(name)
+                                                   : tr("%n findings: %1 … %2", nullptr, group.distinct).arg(name, lastName);
             }
             m_groups.push_back(std::move(group));
         }
@@ -177,10 +187,12 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const
     const bool many = group && group->members.size() > 1;
     if (role == MemberCountRole)
         return group ? static_cast<int>(group->members.size()) : 1;
+    if (role == FindingCountRole)
+        return group ? group->distinct : 1;
     if (many && role == Qt::DisplayRole && index.column() == Checkpoint)
         return group->where;
-    if (many && role == Qt::DisplayRole && index.column() == Message)
-        return tr("%1  (×%2)").arg(belowRoot(fromUtf8(finding.message), row.root)).arg(group->members.size());
+    if (many && group->distinct > 1 && role == Qt::DisplayRole && index.column() == Message)
+        return tr("%1  (×%2)").arg(belowRoot(fromUtf8(finding.message), row.root)).arg(group->distinct);
     switch (role) {
     case SeverityRole:
         return static_cast<int>(finding.severity);

@@ -29,7 +29,9 @@ public:
         ComponentRole,       // int: ckpt::Component
         RunIdRole,           // int
         CheckpointIndexRole, // int
-        MemberCountRole,     // int: the findings a row stands for (1 for a finding)
+        MemberCountRole,     // int: the rows a row stands for (1 for a finding)
+        FindingCountRole,    // int: the distinct findings among them (a pair's finding, listed under
+                             // both of its checkpoints, counts once)
     };
 
     explicit FindingsModel(QObject* parent = nullptr);
@@ -54,7 +56,8 @@ public:
 private:
     struct Group {
         std::vector<int> members; // into m_rows, oldest checkpoint first
-        QString where;            // "3 checkpoints: a ... b"
+        QString where;            // "3 findings: a ... b", "pair: a → b"
+        int distinct = 1;         // findings, a pair's one listed under both checkpoints counted once
     };
     void regroup();
     // The finding of a top-level row (flat: that finding; grouped: the group's first) or of a child.
