@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace ckpt {
@@ -122,6 +123,17 @@ std::string shortName(const std::string& path)
 std::string plural(std::size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
 
 } // namespace
+
+std::vector<Finding> withoutRepeats(const std::vector<Finding>& findings)
+{
+    std::set<std::tuple<std::string, std::string, std::vector<std::string>>> seen;
+    std::vector<Finding> out;
+    for (const Finding& f : findings) {
+        if (seen.insert({f.rule, f.message, f.checkpoints}).second)
+            out.push_back(f);
+    }
+    return out;
+}
 
 std::string groupWhere(const FindingGroup& g)
 {

@@ -8,7 +8,6 @@
 
 #include <QFileInfo>
 
-#include <algorithm>
 #include <limits>
 #include <map>
 #include <set>
@@ -76,33 +75,29 @@ void FindingsModel::regroup()
     for (std::size_t i = 0; i < m_rows.size(); ++i)
         byRun[m_rows[i].runId].push_back(static_cast<int>(i));
     for (const auto& [run, members] : byRun) {
+        // A row is about the checkpoint the run browser lists it under: that is what a group counts,
+        // in the run's order.
         std::vector<ckpt::Finding> findings;
-        std::vector<std::string> order;
+        std::set<int> checkpoints;
         findings.reserve(members.size());
         for (int m : members) {
-            ckpt::Finding f = m_rows[static_cast<std::size_t>(m)].finding;
-            // the checkpoint a row is about, as the run browser names it, is what a group counts
-            f.checkpoints = {std::to_string(m_rows[static_cast<std::size_t>(m)].checkpointIndex)};
+            const FindingRow& row = m_rows[static_cast<std::size_t>(m)];
+            ckpt::Finding f = row.finding;
+            f.checkpoints = {std::to_string(row.checkpointIndex)};
             findings.push_back(std::move(f));
+            checkpoints.insert(row.checkpointIndex);
         }
-        std::vector<std::pair<int, std::string>> indices;
-        for (int m : members)
-            indices.emplace_back(m_rows[static_cast<std::size_t>(m)].checkpointIndex, std::to_string(m_rows[static_cast<std::size_t>(m)].checkpointIndex));
-        std::sort(indices.begin(), indices.end());
-        for (const auto& [index, name] : indices) {
-            if (order.empty() || order.back() != name)
-                order.push_back(name);
-        }
+        std::vector<std::string> order;
+        for (int c : checkpoints)
+            order.push_back(std::to_string(c));
         for (const ckpt::FindingGroup& g : ckpt::groupFindings(findings, order)) {
             Group group;
             for (std::size_t m : g.members)
                 group.members.push_back(members[m]);
-            std::set<std::pair<std::string, std::vector<std::string>>> seen;
-            for (int m : group.members) {
-                const ckpt::Finding& f = m_rows[static_cast<std::size_t>(m)].finding;
-                seen.insert({f.message, f.checkpoints});
-            }
-            group.distinct = static_cast<int>(seen.size());
+            std::vector<ckpt::Finding> instances;
+            for (int m : group.members)
+                instances.push_back(m_rows[static_cast<std::size_t>(m)].finding);
+            group.distinct = static_cast<int>(ckpt::withoutRepeats(instances).size());
             if (group.members.size() > 1) {
                 const FindingRow& first = m_rows[static_cast<std::size_t>(group.members.front())];
                 const FindingRow& last = m_rows[static_cast<std::size_t>(group.members.back())];

@@ -10,6 +10,7 @@
 #include "ui/plots/qcustomplotfence.h"
 #include "ui/textformat.h"
 
+#include "ckpt/findings/finding_groups.h"
 #include "ckpt/frameworks/framework_registry.h"
 
 #include <QEvent>
@@ -20,8 +21,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
-#include <tuple>
 
 namespace {
 
@@ -154,18 +153,14 @@ void TimelinePage::rebuild()
     // headline (the run's verdict, as ckpt check and the report open with it) and the resume points
     QString verdict;
     if (m_run) {
-        // A pair's finding is listed under both of its checkpoints: counted once here, as ckpt check does.
+        // A pair's finding is listed under both of its checkpoints: counted once, as ckpt check does.
         std::vector<ckpt::Finding> findings = m_run->runFindings;
-        std::set<std::tuple<std::string, std::string, std::vector<std::string>>> seen;
         std::vector<std::string> order;
         for (const auto& c : m_run->checkpoints) {
-            for (const ckpt::Finding& f : c.findings) {
-                if (seen.insert({f.rule, f.message, f.checkpoints}).second)
-                    findings.push_back(f);
-            }
+            findings.insert(findings.end(), c.findings.begin(), c.findings.end());
             order.push_back(c.info.path);
         }
-        verdict = verdictText(findings, m_run->checkpoints.size(), order) + QLatin1Char('\n');
+        verdict = verdictText(ckpt::withoutRepeats(findings), m_run->checkpoints.size(), order) + QLatin1Char('\n');
     }
     if (t.resumes.empty()) {
         m_headline->setText(verdict + tr("No resume point: the logs, the probes and each pair of consecutive checkpoints agree (%n checkpoint(s)).",

@@ -41,6 +41,11 @@ std::string messagePattern(const std::string& message);
 /// `checkpointOrder` (the run's checkpoints oldest first) where given, else the findings' order.
 std::vector<FindingGroup> groupFindings(const std::vector<Finding>& findings, const std::vector<std::string>& checkpointOrder = {});
 
+/// The findings with each repeat left out: a front-end that lists a pair's finding under both of its
+/// checkpoints (the app's run browser) counts it once again, as checkPaths reports it. A repeat has
+/// the same rule, message and checkpoints.
+std::vector<Finding> withoutRepeats(const std::vector<Finding>& findings);
+
 /// Where a group's findings are, short: "4 checkpoints: epoch=0-step=8.ckpt ... epoch=3-step=32.ckpt",
 /// "1 checkpoint: step-15", "3 times" for findings of no checkpoint, empty for one such finding.
 std::string groupWhere(const FindingGroup& group);
