@@ -4,7 +4,6 @@
 // here) and stays quiet on the good one. Every rule of the catalogue must appear in these tables.
 #include "test_support.h"
 
-#include "ckpt/findings/finding_groups.h"
 #include "ckpt/rules/check.h"
 #include "ckpt/rules/rule_catalogue.h"
 #include "ckpt/state/training_state.h"
@@ -629,13 +628,6 @@ private slots:
         QVERIFY(!find(partial.findings, "optimizer.reset")); // the pair was never compared
     }
 
-    void findingsSorted()
-    {
-        const CheckReport r = checkPaths({sample("broken/missing-rank-rng")});
-        for (std::size_t i = 1; i < r.findings.size(); ++i)
-            QVERIFY(r.findings[i - 1].severity >= r.findings[i].severity);
-    }
-
     void unreadableInputThrows()
     {
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, checkPaths({"/nonexistent/checkpoint.pt"}));
@@ -679,63 +671,6 @@ private slots:
         QCOMPARE(missing.code, 2);
         QVERIFY(missing.err.contains("/nonexistent/run"));
         QCOMPARE(runCkpt({"check"}).code, 2);
-    }
-
-    void cliTextGroupedBySeverity()
-    {
-        const CkptRun run = runCkpt({"check", q(sample("broken/data-cursor-wrong")).constData()});
-        QCOMPARE(run.code, 1);
-        const QByteArray out = run.out;
-        // The verdict first, naming the errors; then the data errors in full, before the scaler's info.
-        QVERIFY2(out.indexOf("Verdict: 2 errors and 0 warnings") < out.indexOf("error    data.cursor-delta  [data;"), out.constData());
-        const auto data = out.indexOf("error    data.cursor-delta"), scaler = out.indexOf("scaler.skipped-steps");
-        QVERIFY2(data >= 0 && scaler > data, out.constData());
-        QVERIFY(out.contains("  error data.cursor-delta (2 checkpoints: checkpoint-0000200, checkpoint-0000300)"));
-        QVERIFY(out.contains("batch_pos in B: 36"));
-        QVERIFY(out.contains("discontinuity: data.cursor at step 300"));
-    }
-
-    // The groups every front-end tells findings by (issue 42): numbers masked, checkpoints in the run's
-    // order, errors first and then the recovery guide's §10.1 order.
-    void findingGroups()
-    {
-        QCOMPARE(messagePattern("step 8 of 16, lr 1e-05 at 0.5"), std::string("step # of #, lr # at #"));
-        auto finding = [](const char* rule, Severity s, Component c, std::string message, std::string checkpoint) {
-            Finding f;
-            f.rule = rule;
-            f.severity = s;
-            f.component = c;
-            f.message = std::move(message);
-            f.checkpoints = {std::move(checkpoint)};
-            return f;
-        };
-        const std::vector<Finding> findings = {
-            finding("rng.missing", Severity::Info, Component::Rng, "no RNG state", "run/step-30"),
-            finding("rng.missing", Severity::Info, Component::Rng, "no RNG state", "run/step-10"),
-            finding("optimizer.step-behind", Severity::Warning, Component::Optimizer, "optimizer step 8 behind 10", "run/step-10"),
-            finding("data.cursor-delta", Severity::Warning, Component::Data, "advanced 92 of 100", "run/step-20"),
-            finding("optimizer.step-behind", Severity::Warning, Component::Optimizer, "optimizer step 18 behind 20", "run/step-20"),
-            finding("rng.missing", Severity::Info, Component::Rng, "no RNG state", "run/step-20"),
-            finding("security.dangerous-import", Severity::Error, Component::Security, "os.system", "run/step-20"),
-        };
-        const auto groups = groupFindings(findings, {"run/step-10", "run/step-20", "run/step-30"});
-        QCOMPARE(groups.size(), std::size_t(4));
-        QCOMPARE(groups[0].rule, std::string("security.dangerous-import"));
-        QCOMPARE(groups[1].rule, std::string("data.cursor-delta")); // the data before the optimizer (§10.1)
-        QCOMPARE(groups[2].rule, std::string("optimizer.step-behind"));
-        QCOMPARE(groups[2].members, (std::vector<std::size_t>{2, 4}));
-        QCOMPARE(groups[2].message, std::string("optimizer step 8 behind 10"));
-        QCOMPARE(groups[3].rule, std::string("rng.missing"));
-        QCOMPARE(groups[3].checkpoints, (std::vector<std::string>{"run/step-10", "run/step-20", "run/step-30"}));
-        QCOMPARE(groups[3].members, (std::vector<std::size_t>{1, 5, 0}));
-    }
-
-    void showPrintsFindings()
-    {
-        const CkptRun run = runCkpt({"show", q(sample("broken/scheduler-stepped-twice/checkpoint-0000300")).constData()});
-        QCOMPARE(run.code, 0);
-        QVERIFY2(run.out.contains("findings:"), run.out.constData());
-        QVERIFY(run.out.contains("scheduler.position"));
     }
 
     void manualListsEveryRule()
